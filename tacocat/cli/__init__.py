@@ -1,0 +1,38 @@
+"""The ``tacocat`` command. Every subcommand has ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import _bench, _play, _up
+
+DESCRIPTION = """\
+Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.
+
+Run `tacocat COMMAND --help` for what each command does.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tacocat", description=DESCRIPTION,
+                                     formatter_class=argparse.RawTextHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _up.add_parser(sub)
+    _play.add_parser(sub)
+    _bench.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from tacocat.cli import main
+
+sys.exit(main())

@@ -1,0 +1,47 @@
+"""``tacocat bench``: throughput benchmarks that print one JSON line each."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+from tacocat.engine import STANDARD, BotDriver, play_game
+from tacocat.engine.bots import RandomBot
+
+DESCRIPTION = """\
+Measure throughput. Prints one JSON line with the result.
+
+  engine   house:random vs house:random in this one process: games per second
+           (the median of --repeat runs, after one warm-up run)
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("bench", help="run a benchmark (engine, ...)", description=DESCRIPTION,
+                       formatter_class=argparse.RawTextHelpFormatter)
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    e = kinds.add_parser("engine", help="games per second of the rules engine, one process")
+    e.add_argument("--games", type=int, default=5000, help="games per run (default 5000)")
+    e.add_argument("--repeat", type=int, default=3, help="timed runs; the median is reported")
+    e.set_defaults(run=bench_engine)
+
+
+def bench_engine(args: argparse.Namespace) -> int:
+    drivers = (BotDriver(RandomBot(1)), BotDriver(RandomBot(2)))
+    names = ("house:random#1", "house:random#2")
+
+    def one_run(games: int, tag: str) -> float:
+        start = time.perf_counter()
+        for i in range(games):
+            play_game(drivers, names, f"bench-{tag}/{i}", STANDARD)
+        return time.perf_counter() - start
+
+    one_run(min(args.games, 1000), "warmup")
+    runs = [one_run(args.games, str(r)) for r in range(max(args.repeat, 1))]
+    seconds = statistics.median(runs)
+    print(json.dumps({"games": args.games, "seconds": round(seconds, 4),
+                      "games_per_second": round(args.games / seconds, 1),
+                      "runs": [round(args.games / s, 1) for s in runs]}))
+    return 0

@@ -1,0 +1,54 @@
+"""The rules of *Tacocat Spelled Backwards*: standard library only.
+
+A passive state machine (:class:`GameState`) that says who must decide what and applies
+validated actions; per-seat :class:`Observation` objects that never leak hidden cards; the
+replay record (:class:`GameRecord`); the :class:`Bot` interface and the house bots; and
+:class:`Table`, the one refereeing loop every driver shares.
+
+Exceptions (all derive from :class:`EngineError`)::
+
+    EngineError
+     ├── RulesetError        a ruleset failed validation; names the field
+     ├── IllegalActionError  the rules refuse an action; names the seat, the action and why
+     └── RecordError         a replay record cannot be read or does not replay
+"""
+
+from ._bot import Bot, BotDriver
+from ._cards import (
+    AttackKind,
+    attack_kind,
+    best_defence,
+    is_full_defence,
+    legal_attacks,
+    legal_defences,
+    lowest_response,
+    sacrifice_is_lowest,
+    sub_multisets,
+)
+from ._errors import EngineError, IllegalActionError, RecordError, RulesetError
+from ._record import FORMAT, GameRecord, read_jsonl, write_jsonl
+from ._ruleset import BOTH, STANDARD, TRACK_LENGTH, Arrow, Ruleset, TieRule
+from ._state import GameState
+from ._table import MatchGame, Table, play_game, play_match
+from ._types import (
+    HIGH_GOAL,
+    LOW_GOAL,
+    Decision,
+    Fault,
+    Observation,
+    Outcome,
+    Reason,
+    Round,
+    Trick,
+)
+from .bots import HOUSE_BOTS, house_bot
+
+__all__ = [
+    "BOTH", "FORMAT", "HIGH_GOAL", "HOUSE_BOTS", "LOW_GOAL", "STANDARD", "TRACK_LENGTH",
+    "Arrow", "AttackKind", "Bot", "BotDriver", "Decision", "EngineError", "Fault", "GameRecord",
+    "GameState", "IllegalActionError", "MatchGame", "Observation", "Outcome", "Reason",
+    "RecordError", "Round", "Ruleset", "RulesetError", "Table", "TieRule", "Trick",
+    "attack_kind", "best_defence", "house_bot", "is_full_defence", "legal_attacks",
+    "legal_defences", "lowest_response", "play_game", "play_match", "read_jsonl",
+    "sacrifice_is_lowest", "sub_multisets", "write_jsonl",
+]

@@ -1,0 +1,99 @@
+"""The one small interface every bot implements, and the bot-side driver that calls it.
+
+The same :class:`Bot` runs unchanged in the local runner, inside the arena's sandbox host and
+over the live gRPC client: each transport only turns its messages into :class:`Observation`
+objects and hands them to a :class:`BotDriver`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from ._cards import best_defence, legal_attacks, lowest_response
+from ._ruleset import Ruleset
+from ._types import Decision, Observation, Outcome, Round
+
+# Module constants: Enum attribute lookups cost more than a global on this hot path.
+_REPLACE, _DUEL, _ATTACK, _DEFEND = (Decision.REPLACE, Decision.DUEL, Decision.ATTACK,
+                                      Decision.DEFEND)
+
+
+class Bot:
+    """Subclass this and override the decisions you care about.
+
+    Every method gets the seat's :class:`Observation`. The defaults are legal but naive:
+    keep every card, duel with the middle card, attack with the lowest single card, defend
+    when possible and otherwise give up the lowest cards.
+    """
+
+    name: ClassVar[str] = "bot"
+
+    def on_game_start(self, seat: int, ruleset: Ruleset, opponent: str) -> None:
+        """A game begins; this bot sits in ``seat`` against ``opponent``."""
+
+    def replace(self, obs: Observation) -> Sequence[int]:
+        """Cards to discard and redraw, at most ``obs.replace_cap``."""
+        return ()
+
+    def duel(self, obs: Observation) -> int:
+        """One card for the duel; the higher card attacks first."""
+        return obs.hand[len(obs.hand) // 2]
+
+    def attack(self, obs: Observation) -> Sequence[int]:
+        """A single card, a set or a sequence, never the whole hand."""
+        return legal_attacks(obs.hand)[0]
+
+    def defend(self, obs: Observation) -> Sequence[int]:
+        """One card per card of ``obs.attack``, in its order."""
+        return best_defence(obs.hand, obs.attack) or lowest_response(obs.hand, obs.attack)
+
+    def on_round_end(self, round: Round) -> None:
+        """A round finished (public record: no deck)."""
+
+    def on_game_end(self, outcome: Outcome, seat: int) -> None:
+        """The game ended; ``seat`` is the seat this bot played."""
+
+
+class BotDriver:
+    """Bot side of a game: turns observations into method calls and fires the hooks.
+
+    Round ends are learnt from ``obs.history`` growing, so no transport needs a message of its
+    own for them: the news rides on the next request, or on the game result.
+    """
+
+    __slots__ = ("_rounds_seen", "bot", "seat")
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.seat = 0
+        self._rounds_seen = 0
+
+    def start(self, seat: int, ruleset: Ruleset, opponent: str) -> None:
+        self.seat = seat
+        self._rounds_seen = 0
+        self.bot.on_game_start(seat, ruleset, opponent)
+
+    def decide(self, obs: Observation) -> tuple[int, ...]:
+        if len(obs.history) > self._rounds_seen:
+            self._catch_up(obs.history)
+        decision = obs.decision
+        bot = self.bot
+        if decision is _DUEL:
+            return (bot.duel(obs),)
+        if decision is _ATTACK:
+            return tuple(bot.attack(obs))
+        if decision is _DEFEND:
+            return tuple(bot.defend(obs))
+        if decision is _REPLACE:
+            return tuple(bot.replace(obs))
+        raise ValueError(f"seat {obs.seat} was asked nothing (decision {decision!r})")
+
+    def finish(self, outcome: Outcome, rounds: Sequence[Round]) -> None:
+        self._catch_up(rounds)
+        self.bot.on_game_end(outcome, self.seat)
+
+    def _catch_up(self, rounds: Sequence[Round]) -> None:
+        while self._rounds_seen < len(rounds):
+            self.bot.on_round_end(rounds[self._rounds_seen])
+            self._rounds_seen += 1
