@@ -16,7 +16,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *,
     align = align or "l" + "r" * (len(headers) - 1)
 
     def line(row: Sequence[str]) -> str:
-        parts = [c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(row, widths, align)]
+        parts = [c.ljust(w) if a == "l" else c.rjust(w)
+                 for c, w, a in zip(row, widths, align, strict=True)]
         return "  ".join(parts).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
@@ -34,7 +35,7 @@ class Progress:
         self.tty = stream.isatty()
         self.every = 0.1 if self.tty else every_seconds
         self.start = time.monotonic()
-        self.last = 0.0
+        self.last = self.start if not self.tty else 0.0
         self.done = 0
 
     def update(self, done: int, note: str = "") -> None:

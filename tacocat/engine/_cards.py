@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import Enum
 from functools import lru_cache
-from itertools import permutations
 
 
 class AttackKind(str, Enum):
@@ -126,18 +125,46 @@ def legal_defences(hand: tuple[int, ...], attack: tuple[int, ...]) -> tuple[tupl
     """Every distinct legal response to ``attack`` from the sorted ``hand``.
 
     Responses are ordered like ``attack`` (``response[j]`` answers ``attack[j]``). Responses
-    that differ only by which of two equal attack cards a card answers are listed once.
+    that differ only by which of two equal attack cards a card answers are listed once;
+    the list is sorted.
     """
-    seen: set[tuple[tuple[int, int], ...]] = set()
-    found: list[tuple[int, ...]] = []
-    for response in permutations(hand, len(attack)):
-        key = tuple(sorted(zip(attack, response, strict=True)))
-        if key in seen:
-            continue
-        seen.add(key)
-        if sacrifice_is_lowest(hand, attack, response):
-            found.append(response)
-    return tuple(found)
+    n = len(attack)
+    if n > len(hand):
+        return ()
+    found: dict[tuple[tuple[int, int], ...], tuple[int, ...]] = {}
+    # Whatever is sacrificed must be exactly the s lowest cards, so for each s the sacrifices
+    # are fixed (hand[:s]) and every other answer must defend from hand[s:]. Searching
+    # position by position over those two pools avoids trying every ordering of the hand.
+    for s in range(n + 1):
+        sacrifice = _counts(hand[:s])
+        defence = _counts(hand[s:])
+        response = [0] * n
+
+        def place(i: int, sacrifice: dict[int, int] = sacrifice,
+                  defence: dict[int, int] = defence, response: list[int] = response) -> None:
+            if i == n:
+                if not any(sacrifice.values()):
+                    key = tuple(sorted(zip(attack, response, strict=True)))
+                    found.setdefault(key, tuple(response))
+                return
+            need = attack[i]
+            for pool, sacrificing in ((sacrifice, True), (defence, False)):
+                for card, count in pool.items():
+                    if count and (card < need) == sacrificing:
+                        pool[card] -= 1
+                        response[i] = card
+                        place(i + 1)
+                        pool[card] += 1
+
+        place(0)
+    return tuple(sorted(found.values()))
+
+
+def _counts(cards: Sequence[int]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for card in cards:
+        counts[card] = counts.get(card, 0) + 1
+    return counts
 
 
 def sub_multisets(hand: tuple[int, ...], max_size: int) -> list[tuple[int, ...]]:

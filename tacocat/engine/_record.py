@@ -143,6 +143,8 @@ def _replay_round(state: GameState, recorded: Round, index: int) -> None:
     # A forfeit can cut a round short before a seat replaced; an empty list then means "not
     # yet" rather than "kept every card".
     went_on = bool(recorded.duels or recorded.tricks or recorded.complete)
+    if arrow == BOTH and any(recorded.replace):
+        went_on = True  # two arrows: replacements are revealed only once both seats chose
     for seat in order:
         if went_on or recorded.replace[seat]:
             state.apply(seat, recorded.replace[seat])
@@ -151,8 +153,10 @@ def _replay_round(state: GameState, recorded: Round, index: int) -> None:
         state.apply(1, (c1,))
     for i, trick in enumerate(recorded.tricks):
         if state.to_act != (trick.attacker,):
+            asked = " and ".join(map(str, state.to_act)) or "nobody"
+            what = state.decision.value if state.decision else "nothing"
             raise RecordError(f"trick {i}: seat {trick.attacker} attacks, but the rules "
-                              f"ask seat {state.to_act} for {state.decision}")
+                              f"ask seat {asked} for {what}")
         state.apply(trick.attacker, trick.attack)
         state.apply(1 - trick.attacker, trick.response)
     if recorded.complete and len(state.rounds) <= index:

@@ -98,12 +98,10 @@ class Ruleset:
         except OSError as exc:
             raise RulesetError("<file>", f"cannot read {str(path)!r}: {exc.strerror}") from exc
         try:
-            if path.suffix == ".toml":
-                data = tomllib.loads(text.decode())
-            else:
-                data = json.loads(text)
+            data = tomllib.loads(text.decode()) if path.suffix == ".toml" else json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise RulesetError("<file>", f"{str(path)!r} is not valid {path.suffix[1:]}: {exc}")
+            kind = "TOML" if path.suffix == ".toml" else "JSON"
+            raise RulesetError("<file>", f"{str(path)!r} is not valid {kind}: {exc}") from exc
         return cls.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -142,7 +140,7 @@ def _int_list(data: Mapping[str, Any], name: str) -> list[int]:
 
 
 def _parse_arrow(value: Any, index: int) -> Arrow:
-    if value in (0, 1, BOTH) and not isinstance(value, bool):
+    if value == BOTH or (type(value) is int and value in (0, 1)):
         return value  # type: ignore[no-any-return]
     raise RulesetError(f"arrows[{index}]", f"expected 0, 1 or \"both\", got {value!r}")
 
@@ -152,10 +150,14 @@ def _parse_deck(value: Any) -> dict[int, int]:
         raise RulesetError("deck", f"expected a table of rank -> count, got {value!r}")
     deck: dict[int, int] = {}
     for key, count in value.items():
-        try:
-            rank = int(key)
-        except (TypeError, ValueError):
-            raise RulesetError("deck", f"rank {key!r} is not an integer") from None
+        if type(key) is int:
+            rank = key
+        elif isinstance(key, str) and key.isdigit() and key == str(int(key)):
+            rank = int(key)  # JSON object keys are strings: "5", never "05" or " 5"
+        else:
+            raise RulesetError("deck", f"rank {key!r} is not a whole number like 5 or \"5\"")
+        if rank in deck:
+            raise RulesetError("deck", f"rank {rank} is listed twice")
         if not isinstance(count, int) or isinstance(count, bool):
             raise RulesetError(f"deck.{key}", f"count must be an integer, got {count!r}")
         deck[rank] = count

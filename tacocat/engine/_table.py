@@ -8,6 +8,7 @@ below, the sandboxed-process worker and the gRPC referee drive it, each in a few
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -44,10 +45,14 @@ class Table:
         try:
             self.state.apply(seat, action)
         except IllegalActionError as exc:
-            if self.state.outcome is None:
-                self.state.forfeit(seat, Fault.ILLEGAL_ACTION, exc.reason)
+            self.refuse(seat, exc)
             return exc
         return None
+
+    def refuse(self, seat: int, error: IllegalActionError) -> None:
+        """``seat`` answered illegally: it forfeits, with the rules' reason as the detail."""
+        if self.state.outcome is None:
+            self.state.forfeit(seat, Fault.ILLEGAL_ACTION, error.reason)
 
     def fault(self, seat: int, fault: Fault, detail: str = "") -> None:
         """``seat`` failed to answer properly: it forfeits the game."""
@@ -70,24 +75,26 @@ def play_game(bots: Sequence[BotDriver], players: Sequence[str], seed: str,
         bots[seat].start(seat, rules, players[1 - seat])
     state = table.state
     # Bound methods in locals: this loop runs once per decision, ~75 times a game.
-    observe, answer = state.observation, table.answer
+    observe, apply = state.observation, state.apply
     decide = (bots[0].decide, bots[1].decide)
     while state.outcome is None:
         for seat in state.to_act:
             try:
                 action = decide[seat](observe(seat))
-            except Exception as exc:  # noqa: BLE001 - any bot failure is a forfeit
+            except Exception as exc:
                 table.fault(seat, Fault.CRASH, _describe(exc))
                 break
-            answer(seat, action)
+            try:
+                apply(seat, action)
+            except IllegalActionError as exc:
+                table.refuse(seat, exc)
             if state.outcome is not None:
                 break
     record = table.record()
     for seat in (0, 1):
-        try:
+        # A hook failing after the game changes nothing about it.
+        with contextlib.suppress(Exception):
             bots[seat].finish(record.result, record.rounds)
-        except Exception:  # noqa: BLE001, S110 - a hook failing after the game changes nothing
-            pass
     return record
 
 

@@ -1,4 +1,4 @@
-"""``house:random``: a uniformly random legal player. The baseline, and the property tests' fuzzer."""
+"""``house:random``: a random legal player. The baseline, and a fuzzer for the tests."""
 
 from __future__ import annotations
 
