@@ -9,8 +9,6 @@ resolved once both are in; the first one stays secret until then.
 from __future__ import annotations
 
 import random
-import sys
-from array import array
 from collections.abc import Iterable, Iterator, Sequence
 
 from ._cards import legal_attacks, legal_defences, sub_multisets
@@ -32,7 +30,7 @@ _REPLACE, _DUEL, _ATTACK, _DEFEND = (Decision.REPLACE, Decision.DUEL, Decision.A
                                       Decision.DEFEND)
 _NO_HAND: tuple[int, ...] = ()
 _new_tuple = tuple.__new__
-_BIG_ENDIAN = sys.byteorder == "big"
+_ONLY = ((0,), (1,))  # shared one-seat ``to_act`` tuples
 
 
 class GameState:
@@ -178,7 +176,7 @@ class GameState:
             self._hands[seat] = rest
             self._attack = cards
             self.decision = _DEFEND
-            self.to_act = (1 - seat,)
+            self.to_act = _ONLY[1 - seat]
         elif decision is _DEFEND:
             self._defend(seat, cards, rest)
         elif decision is _DUEL:
@@ -186,7 +184,7 @@ class GameState:
             if self._pending[1 - seat] is not None:
                 self._resolve_duel()
             else:
-                self.to_act = (1 - seat,)
+                self.to_act = _ONLY[1 - seat]
         else:
             self._replace_cards(seat, cards, rest)
 
@@ -274,14 +272,10 @@ class GameState:
 
     def _next_deck(self) -> list[int]:
         if self._decks is None:
-            # Sort on 64-bit random keys made in C: several times faster than Random.shuffle's
-            # Python loop, and as deterministic for a seed (little-endian on every platform;
-            # equal keys are vanishingly rare, and sorted() is stable if they happen).
-            cards = self.rules.cards
-            keys = array("Q", self._rng.randbytes(8 * len(cards)))
-            if _BIG_ENDIAN:
-                keys.byteswap()
-            return list(map(cards.__getitem__, sorted(range(len(cards)), key=keys.__getitem__)))
+            # Sorting on random() keys: faster than Random.shuffle's Python loop, and just as
+            # deterministic for a given seed (sorted() is stable; equal keys never happen).
+            rand = self._rng.random
+            return sorted(self.rules.cards, key=lambda _: rand())
         try:
             deck = list(next(self._decks))
         except StopIteration:
@@ -328,7 +322,7 @@ class GameState:
             self._pending[seat] = cards
             other = self._pending[1 - seat]
             if other is None:
-                self.to_act = (1 - seat,)
+                self.to_act = _ONLY[1 - seat]
                 return
             first, second = self._pending
             assert first is not None and second is not None
@@ -381,7 +375,7 @@ class GameState:
     def _next_trick(self) -> None:
         if len(self._hands[0]) > 1:
             self.decision = _ATTACK
-            self.to_act = (self._attacker,)  # type: ignore[assignment]
+            self.to_act = _ONLY[self._attacker]  # type: ignore[index]
         else:
             self._showdown()
 
@@ -398,7 +392,11 @@ class GameState:
             defended = all(c >= a for c, a in zip(cards, attack, strict=True))
         if defended:
             self._attacker = seat
-        self._next_trick()
+        if len(rest) > 1:  # play goes on while both hold more than one card
+            self.decision = _ATTACK
+            self.to_act = _ONLY[self._attacker]  # type: ignore[index]
+        else:
+            self._showdown()
 
     def _showdown(self) -> None:
         c0, c1 = self._hands[0][0], self._hands[1][0]
@@ -433,8 +431,10 @@ class GameState:
         replace = (self._replace[0] or (), self._replace[1] or ())
         duels, tricks = self._duels, self._tricks
         space = self.position
-        self.rounds.append(Round(space, self._deck, replace, duels, tricks, showdown, winner))
-        self._history += (Round(space, None, replace, duels, tricks, showdown, winner),)
+        self.rounds.append(_new_tuple(Round, (space, self._deck, replace, duels, tricks,
+                                              showdown, winner)))
+        self._history += (_new_tuple(Round, (space, None, replace, duels, tricks, showdown,
+                                             winner)),)
         self.decision = None
 
     def _finish(self, outcome: Outcome) -> None:

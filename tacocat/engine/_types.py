@@ -75,8 +75,7 @@ class Trick(NamedTuple):
         return all(r >= a for r, a in zip(self.response, self.attack, strict=True))
 
 
-@dataclass(frozen=True, slots=True)
-class Round:
+class Round(NamedTuple):
     """One round as the replay record keeps it.
 
     ``deck`` is ``None`` in the copies seats observe, since the shuffle is hidden.

@@ -146,7 +146,7 @@ def sacrifice_not_lowest(records: list[GameRecord]) -> tuple[GameRecord, int]:
                     assert not state.is_legal(1 - trick.attacker, (wrong[0],))
                     tricks = list(rnd.tricks)
                     tricks[t_index] = Trick(trick.attacker, trick.attack, (wrong[0],))
-                    tampered = dataclasses.replace(rnd, tricks=tuple(tricks))
+                    tampered = rnd._replace(tricks=tuple(tricks))
                     return with_round(record, r_index, tampered), r_index
     raise AssertionError("no trick to tamper with")
 
@@ -156,7 +156,7 @@ def flipped_showdown_winner(records: list[GameRecord]) -> tuple[GameRecord, int]
         for r_index, rnd in enumerate(record.rounds[1:], 1):
             if rnd.winner is not None:
                 return with_round(record, r_index,
-                                  dataclasses.replace(rnd, winner=1 - rnd.winner)), r_index
+                                  rnd._replace(winner=1 - rnd.winner)), r_index
     raise AssertionError("no decisive round")
 
 
@@ -168,7 +168,7 @@ def swapped_attacker(records: list[GameRecord]) -> tuple[GameRecord, int]:
                 tricks = (Trick(1 - first.attacker, first.attack, first.response),
                           *rnd.tricks[1:])
                 return with_round(record, r_index,
-                                  dataclasses.replace(rnd, tricks=tricks)), r_index
+                                  rnd._replace(tricks=tricks)), r_index
     raise AssertionError("no trick")
 
 
@@ -178,7 +178,7 @@ def duel_card_not_held(records: list[GameRecord]) -> tuple[GameRecord, int]:
             if rnd.duels:
                 duels = ((99, rnd.duels[0][1]), *rnd.duels[1:])
                 return with_round(record, r_index,
-                                  dataclasses.replace(rnd, duels=duels)), r_index
+                                  rnd._replace(duels=duels)), r_index
     raise AssertionError("no duel")
 
 
@@ -188,7 +188,7 @@ def changed_showdown_cards(records: list[GameRecord]) -> tuple[GameRecord, int]:
             if rnd.showdown is not None and rnd.showdown[0] != 12:
                 showdown = (12, rnd.showdown[1])
                 return with_round(record, r_index,
-                                  dataclasses.replace(rnd, showdown=showdown)), r_index
+                                  rnd._replace(showdown=showdown)), r_index
     raise AssertionError("no showdown")
 
 

@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 
 from .._bot import Bot
-from .._cards import legal_attacks, lowest_response, sacrifice_is_lowest
+from .._cards import lowest_response, sacrifice_is_lowest
 from .._types import Observation
 
 
@@ -33,8 +33,29 @@ class RandomBot(Bot):
         return obs.hand[int(self.rng.random() * len(obs.hand))]
 
     def attack(self, obs: Observation) -> Sequence[int]:
-        options = legal_attacks(obs.hand)
-        return options[int(self.rng.random() * len(options))]
+        # Pick a card, then half the time a Jumbo through it: every legal attack can come out,
+        # without enumerating them all (most hands are new, so a cache rarely helps here).
+        hand, rand = obs.hand, self.rng.random
+        card = hand[int(rand() * len(hand))]
+        limit = len(hand) - 1
+        if limit < 2 or rand() < 0.5:
+            return (card,)
+        most_of_set = min(hand.count(card), limit)
+        low = high = card
+        while low - 1 in hand:
+            low -= 1
+        while high + 1 in hand:
+            high += 1
+        longest_run = min(high - low + 1, limit)
+        can_set, can_run = most_of_set >= 2, longest_run >= 3
+        if can_set and (not can_run or rand() < 0.5):
+            return (card,) * (2 + int(rand() * (most_of_set - 1)))
+        if can_run:
+            length = 3 + int(rand() * (longest_run - 2))
+            first, last = max(low, card - length + 1), min(card, high - length + 1)
+            start = first + int(rand() * (last - first + 1))
+            return tuple(range(start, start + length))
+        return (card,)
 
     def defend(self, obs: Observation) -> Sequence[int]:
         hand, attack = obs.hand, obs.attack
