@@ -1,0 +1,64 @@
+"""The competition: users, bots and versions, ladders, scheduling, results, ratings, standings.
+
+Everything lives in Redis (the connection is always passed in; keys are namespaced, see
+:mod:`tacocat.arena.keys` and docs/ARENA.md). Most callers need only :class:`Arena`::
+
+    arena = Arena(redis.Redis.from_url(url))
+    token = arena.bootstrap_admin()            # plaintext once, on first start
+    admin = arena.authenticate(token)
+    arena.create_ladder(admin, "main", games_per_pairing=200, games_per_match=20)
+    version = arena.submit_bot(admin, "tacobot", "bot.py", source)   # pending
+    arena.activate_version(version.id)         # the worker, after the smoke game
+    arena.join_ladder(admin, "tacobot", "main")
+    arena.schedule("main", enqueue)            # enqueue(match_id): the worker's RQ enqueue
+    arena.record_match(match_id, result)       # exactly once; refits the standings
+    arena.leaderboard("main")
+
+Modules: :mod:`~.models` (domain types), :mod:`~.submissions` (upload checks),
+:mod:`~.users`, :mod:`~.bots`, :mod:`~.ladders`, :mod:`~.matches`, :mod:`~.scheduler`,
+:mod:`~.recording` (the exactly-once script), :mod:`~.standings`, :mod:`~.ratings`,
+:mod:`~.results`, :mod:`~.dispatch`, :mod:`~.errors`.
+"""
+
+from .arena import Arena, TickReport
+from .errors import (
+    AlreadyExists,
+    ArenaError,
+    Contention,
+    EmbeddedServerError,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    RatingError,
+    RedisUnavailable,
+    SubmissionRejected,
+    Unauthenticated,
+)
+from .keys import DEFAULT_PREFIX, Keys
+from .models import (
+    Bot,
+    BotVersion,
+    Entry,
+    Ladder,
+    Match,
+    MatchStatus,
+    TokenInfo,
+    User,
+    VersionStatus,
+)
+from .recording import EloReplay, LogEntry, Recorded
+from .results import GameResult, MatchResult, compress_replays, decompress_replays
+from .standings import LadderStatus, Leaderboard, PairStanding, Standing
+from .submissions import Submission, SubmissionLimits, unpack, validate_submission
+
+__all__ = [
+    "DEFAULT_PREFIX", "AlreadyExists", "Arena", "ArenaError", "Bot", "BotVersion",
+    "Contention", "EloReplay", "EmbeddedServerError", "Entry", "FailedPrecondition",
+    "GameResult", "InvalidArgument", "Keys", "Ladder", "LadderStatus", "Leaderboard",
+    "LogEntry", "Match", "MatchResult", "MatchStatus", "NotFound", "PairStanding",
+    "PermissionDenied", "RatingError", "Recorded", "RedisUnavailable", "Standing",
+    "Submission", "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo",
+    "Unauthenticated", "User", "VersionStatus", "compress_replays", "decompress_replays",
+    "unpack", "validate_submission",
+]

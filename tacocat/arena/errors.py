@@ -94,7 +94,7 @@ class InvalidArgument(ArenaError, ValueError):  # noqa: N818 - the gRPC name
     status = "INVALID_ARGUMENT"
 
 
-class SubmissionRejected(InvalidArgument):  # noqa: N818 - names the condition
+class SubmissionRejected(InvalidArgument):
     """An uploaded bot failed validation. ``problem`` is a short machine-readable rule name:
     ``too_large``, ``bad_name``, ``empty``, ``not_zip``, ``unsafe_path``, ``zip_bomb``,
     ``too_many_files``, ``no_bot_py``, ``encrypted``, ``not_utf8``, ``syntax_error``.
@@ -105,7 +105,7 @@ class SubmissionRejected(InvalidArgument):  # noqa: N818 - names the condition
         super().__init__(message)
 
 
-class FailedPrecondition(ArenaError):
+class FailedPrecondition(ArenaError):  # noqa: N818 - the gRPC name
     """The request is well-formed, but the stored state does not allow it now."""
 
     status = "FAILED_PRECONDITION"

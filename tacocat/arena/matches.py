@@ -1,0 +1,173 @@
+"""Match records: deterministic ids and seeds, create-if-absent, lookup, cancellation.
+
+A match id is derived from (ladder, round, pair), so however often and however
+concurrently the scheduler runs, one pairing's round is one match: creating it is a Lua
+script that does nothing when the id exists. The id reads ``LADDER.ROUND.DIGEST`` where
+DIGEST is 16 hex digits of sha256 over the ladder, round and the pair's two version ids
+(sorted, so the pair's order never matters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+from tacocat.engine import GameRecord
+
+from ._redis import Redis, script, text, text_map
+from .errors import InvalidArgument, NotFound
+from .keys import Keys
+from .models import Match, MatchStatus, ladder_of_match
+from .results import MatchResult, decompress_replays
+
+_CREATE: Final = """
+-- KEYS: match hash, ladder matches zset, ladder pending zset, ladder pairs hash,
+--       ladder counters hash.
+-- ARGV: match id, now, pair field prefix 'A|B', then the match's field/value pairs.
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local number = redis.call('HINCRBY', KEYS[5], 'created', 1)
+redis.call('HSET', KEYS[1], 'number', tostring(number), unpack(ARGV, 4))
+redis.call('ZADD', KEYS[2], number, ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('HINCRBY', KEYS[4], ARGV[3] .. '|scheduled', 1)
+return 1
+"""
+
+_CANCEL: Final = """
+-- KEYS: match hash, ladder pending zset, ladder counters hash. ARGV: match id, now.
+if redis.call('HGET', KEYS[1], 'status') ~= 'scheduled' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'cancelled', 'cancelled_at', ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HINCRBY', KEYS[3], 'cancelled', 1)
+return 1
+"""
+
+
+def match_id(ladder: str, round_number: int, a: str, b: str) -> str:
+    """The id of ``round_number``'s match between versions ``a`` and ``b`` in ``ladder``."""
+    first, second = sorted((a, b))
+    digest = hashlib.sha256(f"{ladder}\n{round_number}\n{first}\n{second}".encode()).hexdigest()
+    return f"{ladder}.{round_number}.{digest[:16]}"
+
+
+def match_seed(secret: str, ladder: str, round_number: int, a: str, b: str) -> str:
+    """The match's seed: an HMAC of (ladder, round, pair) under the ladder's secret.
+
+    Deterministic, so concurrent schedulers agree; keyed, so nobody can predict the deals of
+    a match that has not been played from the seeds published in replays.
+    """
+    first, second = sorted((a, b))
+    message = f"{ladder}\n{round_number}\n{first}\n{second}".encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:24]
+
+
+def pair_field(a: str, b: str) -> str:
+    """The field prefix of a pair in the ladder's pairs hash: ``A|B`` with A < B."""
+    first, second = sorted((a, b))
+    return f"{first}|{second}"
+
+
+def create_matches(
+    redis: Redis, keys: Keys, matches: Sequence[Match]
+) -> list[Match]:
+    """Create the matches whose ids do not exist yet (one round trip); returns those."""
+    create = script(redis, "create_match", _CREATE)
+    pipe = redis.pipeline(transaction=False)
+    for match in matches:
+        fields = {
+            "id": match.id, "ladder": match.ladder, "round": str(match.round),
+            "a": match.a, "b": match.b, "games": str(match.games), "seed": match.seed,
+            "status": MatchStatus.SCHEDULED.value, "created_at": repr(match.created_at),
+            "enqueued_at": repr(match.enqueued_at),
+        }
+        create(
+            keys=[keys.match(match.ladder, match.id), keys.matches(match.ladder),
+                  keys.pending(match.ladder), keys.pairs(match.ladder),
+                  keys.counters(match.ladder)],
+            args=[match.id, repr(match.enqueued_at), pair_field(match.a, match.b),
+                  *[item for pair in fields.items() for item in pair]],
+            client=pipe,
+        )
+    replies = pipe.execute() if matches else []
+    return [match for match, created in zip(matches, replies, strict=True) if created]
+
+
+def get_match(redis: Redis, keys: Keys, match_id: str) -> Match:
+    """The match (with its result, without replays); :class:`NotFound` if there is none."""
+    ladder = ladder_of_match(match_id)
+    fields = text_map(redis.hgetall(keys.match(ladder, match_id)))
+    if not fields:
+        raise NotFound(f"no match {match_id!r}")
+    return parse_match(fields)
+
+
+def get_matches(redis: Redis, keys: Keys, ladder: str, ids: Iterable[str]) -> list[Match]:
+    """The existing matches among ``ids``, in that order (one round trip)."""
+    ids = list(ids)
+    pipe = redis.pipeline(transaction=False)
+    for mid in ids:
+        pipe.hgetall(keys.match(ladder, mid))
+    return [parse_match(text_map(f)) for f in pipe.execute() if f]
+
+
+def list_matches(
+    redis: Redis, keys: Keys, ladder: str, *, status: MatchStatus | None = None,
+    start: int = 0, count: int = 100,
+) -> list[Match]:
+    """The ladder's matches in creation order (``start``, ``count`` page through them);
+    with ``status``, only those in it."""
+    if start < 0 or count < 1:
+        raise InvalidArgument(f"start must be >= 0 and count >= 1, got {start}, {count}")
+    if status is MatchStatus.SCHEDULED:
+        ids = [text(m) for m in redis.zrange(keys.pending(ladder), 0, -1)]
+        found = sorted(get_matches(redis, keys, ladder, ids), key=lambda m: m.created_at)
+        return found[start:start + count]
+    if status is None:
+        ids = [text(m) for m in redis.zrange(keys.matches(ladder), start, start + count - 1)]
+        return get_matches(redis, keys, ladder, ids)
+    ids = [text(m) for m in redis.zrange(keys.matches(ladder), 0, -1)]
+    found = [m for m in get_matches(redis, keys, ladder, ids) if m.status is status]
+    return found[start:start + count]
+
+
+def match_replays_blob(redis: Redis, keys: Keys, match_id: str) -> bytes:
+    """The match's replays as stored: gzip-compressed JSON Lines (empty if none kept)."""
+    ladder = ladder_of_match(match_id)
+    pipe = redis.pipeline(transaction=False)
+    pipe.exists(keys.match(ladder, match_id))
+    pipe.get(keys.match_replays(ladder, match_id))
+    exists, blob = pipe.execute()
+    if not exists:
+        raise NotFound(f"no match {match_id!r}")
+    return bytes(blob or b"")
+
+
+def match_replays(redis: Redis, keys: Keys, match_id: str) -> list[GameRecord]:
+    """The match's game records, in game order (empty before it is recorded)."""
+    return decompress_replays(match_replays_blob(redis, keys, match_id))
+
+
+def cancel_match(redis: Redis, keys: Keys, match_id: str, now: float) -> bool:
+    """Cancel a scheduled match (no-op unless it is still scheduled); returns whether it did."""
+    ladder = ladder_of_match(match_id)
+    cancelled = script(redis, "cancel_match", _CANCEL)(
+        keys=[keys.match(ladder, match_id), keys.pending(ladder), keys.counters(ladder)],
+        args=[match_id, repr(now)],
+    )
+    return bool(cancelled)
+
+
+def parse_match(fields: dict[str, str]) -> Match:
+    raw = fields.get("result")
+    result = MatchResult.from_summary_json(json.loads(raw)) if raw else None
+    recorded_at = fields.get("recorded_at")
+    seq = fields.get("seq")
+    return Match(
+        fields["id"], fields["ladder"], int(fields["round"]), fields["a"], fields["b"],
+        int(fields["games"]), fields["seed"], MatchStatus(fields["status"]),
+        float(fields["created_at"]), float(fields["enqueued_at"]),
+        float(recorded_at) if recorded_at else None, int(seq) if seq else None, result,
+    )

@@ -1,0 +1,190 @@
+"""Round-robin scheduling: which matches to create and enqueue, and which to enqueue again.
+
+**Rounds.** A ladder plays in rounds; in round ``r`` every pairing of the playing versions
+meets once, in a match of ``games_per_match`` games (duplicate pairs, seats swapped). Rounds
+continue until every pairing has ``games_per_pairing`` games, i.e. ``Ladder.rounds`` rounds.
+Within a round, matches are enqueued in the circle method's order: the round robin is cut
+into turns of disjoint pairings, so each version is in at most one match per turn and the
+whole field progresses evenly while workers drain the queue.
+
+**Identity.** A match is identified by (ladder, round, pair) (:func:`~.matches.match_id`)
+and created with create-if-absent, so running :func:`schedule` twice, or on two machines at
+once, creates and enqueues each match once.
+
+**Window.** Only ``rounds_ahead`` rounds beyond the last round every playing pairing has
+completed are created (default 2: the next round waits in the queue while the current one
+finishes, so workers never idle at a round's end). A new entrant therefore plays its first
+rounds against everyone before the established pairings go further ahead, and new
+versions get rated quickly. The flip side: **call :func:`schedule` again after results
+arrive** (``Arena.record_match(..., enqueue=...)`` does, and a periodic tick should).
+
+**Orphans.** A match scheduled but not recorded for longer than a timeout, or whose job the
+queue no longer has, is an orphan (a worker died, a job was lost): :func:`requeue_orphans`
+enqueues it again. Recording is exactly-once, so a duplicate run costs time, never a result.
+
+The scheduler never imports RQ: callers pass ``enqueue(match_id)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from ._redis import Clock, Redis, default_clock, scored, text
+from .errors import InvalidArgument
+from .keys import Keys
+from .ladders import get_ladder, ladder_secret, playing_versions
+from .matches import cancel_match, create_matches, get_matches, match_id, match_seed, pair_field
+from .models import Match, MatchStatus
+from .results import dumps_json
+
+DEFAULT_ROUNDS_AHEAD: Final = 2
+DEFAULT_ORPHAN_GRACE: Final = 10.0
+"""Seconds a match may lack a queued job before it counts as orphaned: covers the moment
+between creating a match and enqueuing it."""
+
+Enqueue = Callable[[str], object]
+"""Puts one match on the work queue, given its id (the return value is ignored)."""
+JobAlive = Callable[[str], bool]
+"""Whether the queue still holds a live (queued or running) job for a match id."""
+
+
+def circle_method(players: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """One round robin as turns of disjoint pairs (Berger's circle method).
+
+    ``n`` players give ``n - 1`` turns of ``n / 2`` pairs (an odd count adds a bye: ``n``
+    turns, one player resting in each). Every pair meets exactly once. The first player
+    stays put while the others rotate one place per turn.
+    """
+    if len(set(players)) != len(players):
+        raise InvalidArgument(f"players must be distinct, got {list(players)!r}")
+    circle: list[str | None] = list(players)
+    if len(circle) % 2:
+        circle.append(None)
+    n = len(circle)
+    turns: list[list[tuple[str, str]]] = []
+    for _ in range(n - 1):
+        turn = []
+        for i in range(n // 2):
+            x, y = circle[i], circle[n - 1 - i]
+            if x is not None and y is not None:
+                turn.append((x, y))
+        turns.append(turn)
+        circle = [circle[0], circle[-1], *circle[1:-1]]
+    return turns
+
+
+def schedule(
+    redis: Redis, keys: Keys, ladder: str, enqueue: Enqueue, *,
+    rounds_ahead: int | None = DEFAULT_ROUNDS_AHEAD, clock: Clock = default_clock,
+) -> list[Match]:
+    """Create the ladder's due matches and enqueue them; returns the ones created, in order.
+
+    First cancels scheduled matches of versions that no longer play (retired by a newer
+    version). Then every pairing of the playing versions gets its matches of rounds
+    ``1 .. min(Ladder.rounds, F + rounds_ahead)`` (``F``: rounds every pairing has
+    completed; ``rounds_ahead=None``: all rounds at once), skipping matches that exist.
+
+    A match is created before it is enqueued. If ``enqueue`` raises, the error propagates
+    and the matches not yet enqueued stay scheduled: :func:`requeue_orphans` picks them up.
+    """
+    if rounds_ahead is not None and rounds_ahead < 1:
+        raise InvalidArgument(f"rounds_ahead must be >= 1 or None, got {rounds_ahead!r}")
+    settings = get_ladder(redis, keys, ladder)
+    playing = playing_versions(redis, keys, ladder)
+    now = clock()
+    cancel_retired(redis, keys, ladder, set(playing), now=now)
+    if len(playing) < 2:
+        return []
+    pairs = [pair_field(a, b) for a, b in itertools.combinations(playing, 2)]
+    pipe = redis.pipeline(transaction=False)
+    for pair in pairs:
+        pipe.hmget(keys.pairs(ladder), [f"{pair}|matches", f"{pair}|scheduled"])
+    progress = {pair: (int(done or 0), int(made or 0))
+                for pair, (done, made) in zip(pairs, pipe.execute(), strict=True)}
+    completed = min(done for done, _ in progress.values())
+    last = settings.rounds if rounds_ahead is None else min(
+        settings.rounds, completed + rounds_ahead)
+    secret = ladder_secret(redis, keys, ladder)
+    wanted: list[Match] = []
+    turns = circle_method(playing)
+    for round_number in range(1, last + 1):
+        for turn in turns:
+            for x, y in turn:
+                a, b = sorted((x, y))
+                if progress[pair_field(a, b)][1] >= round_number:
+                    continue  # created already (rounds of a pair are created in order)
+                wanted.append(Match(
+                    match_id(ladder, round_number, a, b), ladder, round_number, a, b,
+                    settings.games_per_match,
+                    match_seed(secret, ladder, round_number, a, b),
+                    MatchStatus.SCHEDULED, now, now,
+                ))
+    created = create_matches(redis, keys, wanted)
+    if created:
+        redis.publish(keys.events(ladder), dumps_json(
+            {"event": "scheduled", "ladder": ladder, "matches": len(created)}))
+    for match in created:
+        enqueue(match.id)
+    return created
+
+
+def cancel_retired(
+    redis: Redis, keys: Keys, ladder: str, playing: set[str], *, now: float
+) -> list[str]:
+    """Cancel the ladder's scheduled matches with a version not in ``playing``; returns ids."""
+    pending = [text(m) for m in redis.zrange(keys.pending(ladder), 0, -1)]
+    stale = [m.id for m in get_matches(redis, keys, ladder, pending)
+             if m.a not in playing or m.b not in playing]
+    return [mid for mid in stale if cancel_match(redis, keys, mid, now)]
+
+
+def find_orphans(
+    redis: Redis, keys: Keys, ladder: str, *, timeout: float | None = None,
+    job_alive: JobAlive | None = None, grace: float = DEFAULT_ORPHAN_GRACE,
+    now: float | None = None,
+) -> list[str]:
+    """Scheduled matches that need enqueuing again, oldest first.
+
+    A match is an orphan if it was last enqueued more than ``timeout`` seconds ago, or, when
+    ``job_alive`` is given, if its job is gone and it was enqueued more than ``grace``
+    seconds ago. Pick ``timeout`` above the time a match may wait in the queue plus the time
+    it takes to play; with ``job_alive``, ``timeout`` may be None.
+    """
+    if timeout is None and job_alive is None:
+        raise InvalidArgument("pass a timeout, a job_alive check, or both")
+    if timeout is not None and timeout <= 0:
+        raise InvalidArgument(f"timeout must be positive seconds, got {timeout!r}")
+    now = default_clock() if now is None else now
+    orphans = []
+    for mid, score in scored(redis.zrange(keys.pending(ladder), 0, -1, withscores=True)):
+        age = now - score
+        if (timeout is not None and age > timeout) or (
+            job_alive is not None and age > grace and not job_alive(mid)
+        ):
+            orphans.append(mid)
+    return orphans
+
+
+def requeue_orphans(
+    redis: Redis, keys: Keys, ladder: str, enqueue: Enqueue, *,
+    timeout: float | None = None, job_alive: JobAlive | None = None,
+    grace: float = DEFAULT_ORPHAN_GRACE, clock: Clock = default_clock,
+) -> list[str]:
+    """Enqueue every orphan again (see :func:`find_orphans`); returns their ids."""
+    now = clock()
+    orphans = find_orphans(redis, keys, ladder, timeout=timeout, job_alive=job_alive,
+                           grace=grace, now=now)
+    requeued = []
+    for mid in orphans:
+        # XX: only if still pending; a match recorded meanwhile must not reappear.
+        if not redis.zadd(keys.pending(ladder), {mid: now}, xx=True, ch=True):
+            continue
+        redis.hset(keys.match(ladder, mid), "enqueued_at", repr(now))
+        enqueue(mid)
+        requeued.append(mid)
+    if requeued:
+        redis.publish(keys.events(ladder), dumps_json(
+            {"event": "requeued", "ladder": ladder, "matches": len(requeued)}))
+    return requeued
