@@ -1,0 +1,1036 @@
+"""The sandbox a submitted (untrusted) bot runs in: bubblewrap, seccomp, rlimits, a pids bound.
+
+Threat model (docs/SECURITY.md has the long form). A submitted bot is arbitrary Python that
+runs on our workers, next to the worker's Redis credentials, the other bot of the match and
+every other user's bot source. It may be actively hostile. It must not be able to: reach any
+network (exfiltrate sources, attack Redis or the internet); read anything but its own
+directory and the read-only runtime it needs (other bots' sources, the worker's files and
+environment secrets such as ``REDIS_URL``); write anything that outlives it or that another
+process reads; see, signal or ptrace any process but its own; change anything in the kernel
+(sysctls, core pattern); exhaust the machine (memory, CPU, disk, processes, file
+descriptors); or outlive its match. It may crash, hang or print garbage: those are the
+referee's business (:mod:`tacocat.sdk._process` turns them into forfeits and caps frame
+sizes), not the sandbox's.
+
+The layers, outermost first, and why each is there:
+
+1. **rlimits** (set in ``preexec_fn`` before ``bwrap`` is exec'ed, inherited by everything
+   below it): CPU seconds (SIGXCPU, then SIGKILL one second later), address space (a memory
+   hog gets ``MemoryError``), file size, open files, no core dumps. Cheap, per process, and
+   they hold whatever else fails.
+2. **Never root, in any namespace that matters.** When the worker runs as root (CI, most
+   containers) every bot runs as a *dedicated unprivileged uid per bot slot*
+   (``uid_base + slot``, the slot leased with ``flock``): bwrap runs as root without a user
+   namespace, keeps only CAP_SETUID/CAP_SETGID, and a tiny trusted stub drops to the slot's
+   uid before exec'ing the bot, which clears every capability. We do *not* use a user
+   namespace as root: bwrap maps the sandbox's uid to the caller's, i.e. to uid 0 outside,
+   and the kernel grants write access to ``/proc/sys`` (``kernel.core_pattern``: a host root
+   escape) by that global uid alone, capabilities or not (tested: it opens for writing).
+   When the worker is not root, bwrap's user namespace maps the bot to the worker's own
+   unprivileged uid, which is safe in that respect.
+3. **A process-count bound that holds for root.** ``RLIMIT_NPROC`` never binds uid 0 (the
+   kernel exempts the root user outright), and a fork bomb in a PID namespace still fills
+   the host's PID table. So: a *pids cgroup* per bot (``pids.max``), joined in
+   ``preexec_fn``, where the pids hierarchy is writable (cgroup v1 here), and, as root,
+   ``RLIMIT_NPROC`` on the slot's dedicated uid (it binds a non-root uid, and the uid is the
+   bot's alone). Either bound suffices; both apply where both are available. Both also give
+   :meth:`SandboxedCommand.kill` an exact list of everything the bot started.
+4. **bubblewrap namespaces**: new mount, PID, network, IPC, UTS and cgroup namespaces (what
+   ``--unshare-all`` does, spelled out, since as root the user namespace is left out, see
+   2). The network namespace has only a down loopback: no network at all, DNS included. The
+   mount namespace contains only read-only binds of the system (``/usr`` and its ``/lib``
+   links), the Python installation(s) and the ``tacocat`` package, the bot's own directory at
+   ``/bot`` (read-only), a fresh ``/proc`` and a minimal ``/dev``, and one size-capped tmpfs at
+   ``/tmp`` (also ``HOME``); the root and ``/dev`` are remounted read-only so nothing else can
+   be written (an unbounded tmpfs would be a memory hole). Its own PID namespace means it
+   cannot name, signal or ptrace anything outside, and killing the namespace's init (bwrap's
+   reaper) kills everything inside. ``--cap-drop ALL``, ``--new-session`` (no TIOCSTI into a
+   terminal), ``--die-with-parent``, ``--clearenv`` with only ``PATH``, ``HOME``, ``TMPDIR``,
+   ``LANG`` and ``PYTHON*`` set.
+5. **seccomp** (a BPF program built here with the standard library, handed to bwrap with
+   ``--seccomp FD``, applied just before the ``execve`` of the command, with
+   no-new-privileges): ``socket``/``socketpair`` refused except ``AF_UNIX`` (asyncio needs a
+   socketpair; unix sockets reach nothing outside the namespaces); no ``ptrace``,
+   ``process_vm_*``; no new namespaces (``unshare``, ``setns``, namespace flags to ``clone``;
+   ``clone3`` answers ``ENOSYS`` so libc falls back to ``clone``, whose flags a filter can
+   inspect); no ``io_uring`` (it can open sockets behind seccomp's back), ``bpf``,
+   ``perf_event_open``, ``userfaultfd``, keyrings, mounts, modules, kexec,
+   ``open_by_handle_at``. Syscalls of other ABIs (i386 ``int 0x80`` on x86-64, 32-bit arm)
+   kill the process; x32 numbers are refused. Namespaces, uids and capabilities already
+   forbid most of this: seccomp shrinks the kernel surface a hostile bot can poke at if one
+   of them has a hole.
+6. **Parent death**: ``PR_SET_PDEATHSIG`` (SIGKILL) on the bwrap process (set in
+   ``preexec_fn``, last, since a credential change would clear it) and bwrap's own
+   ``--die-with-parent`` for the bot: a worker killed with SIGKILL takes its bots with it.
+
+How the worker uses this module::
+
+    if not use_sandbox(insecure_no_sandbox=args.insecure_no_sandbox, logger=log):
+        ...  # every submitted bot then runs through unsandboxed_command (loudly logged)
+    cmd = sandboxed_command(policy, bot_dir, [sys.executable, "-m", "tacocat.sdk.host",
+                                              "bot.py"])
+    host = HostProcess(bot_name, **cmd.host_process_kwargs())
+    try:
+        ...  # host.start(), play the match
+    finally:
+        host.close()
+        cmd.close()  # kills whatever is left, removes the cgroup, releases the uid slot
+
+Paths in ``python_argv`` after the interpreter are relative to the bot's directory: it is the
+working directory both inside the sandbox (``/bot``) and without one. As root, the bot's
+directory and files must be world-readable (the bot's uid is not the owner).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import itertools
+import logging
+import os
+import platform
+import resource
+import secrets
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import tacocat
+
+__all__ = [
+    "BOT_DIR",
+    "INSECURE_WARNING",
+    "SANDBOX_TMP",
+    "SandboxPolicy",
+    "SandboxStatus",
+    "SandboxUnavailableError",
+    "SandboxedCommand",
+    "log_insecure_warning",
+    "sandbox_available",
+    "sandbox_status",
+    "sandboxed_command",
+    "seccomp_program",
+    "unsandboxed_command",
+    "use_sandbox",
+]
+
+log = logging.getLogger(__name__)
+
+BOT_DIR = "/bot"
+"""Where the bot's own directory appears inside the sandbox (read-only; the working dir)."""
+SANDBOX_TMP = "/tmp"
+"""The bot's private, size-capped, writable tmpfs; also its ``HOME`` and ``TMPDIR``."""
+SANDBOX_UID = 65534
+"""The bot's uid (and gid) inside the user namespace when the worker is not root."""
+BWRAP_PROCESSES = 2
+"""Tasks bwrap itself keeps in the bot's pids cgroup: the outer monitor and the namespace's
+init (reaper); ``pids.max`` is ``max_processes`` plus these."""
+
+
+INSECURE_WARNING = (
+    "\n" + "!" * 78 + "\n"
+    "!!  INSECURE: --insecure-no-sandbox is set. Submitted bots run WITHOUT the sandbox:\n"
+    "!!  they can read this worker's files and secrets, reach the network and Redis, and\n"
+    "!!  signal or trace other processes. Use only on a machine where every submitted bot\n"
+    "!!  is trusted. See docs/SECURITY.md.\n" + "!" * 78
+)
+
+
+class SandboxUnavailableError(RuntimeError):
+    """The sandbox cannot run here (the message says why and what to install or change)."""
+
+
+# ---------------------------------------------------------------------------- policy
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """Resource limits for one bot process (and everything it starts).
+
+    ``cpu_seconds`` is per process and cumulative over its life (a bot process lives for a
+    whole match), so it bounds a match's total compute, not a decision: the per-decision
+    wall-clock deadline is the referee's. ``address_space`` is ``RLIMIT_AS`` per process;
+    ``file_size`` is the largest file it may write; ``tmp_size`` caps its whole ``/tmp``
+    (which is memory). ``max_processes`` counts the bot's tasks (processes *and* threads,
+    itself included). The frame size cap is the referee's (``tacocat.sdk._protocol``).
+
+    ``process_bound`` picks how ``max_processes`` is enforced: ``"auto"``: a pids cgroup
+    where one can be made, plus (as root) ``RLIMIT_NPROC`` on the slot's dedicated uid;
+    ``"cgroup"``: the same, but fail where no cgroup can be made; ``"nproc"``: the uid's
+    ``RLIMIT_NPROC`` only (the fallback; root only). As root, bots run as the uids
+    ``uid_base`` to ``uid_base + uid_slots - 1``, one per concurrently running bot.
+    ``extra_ro_paths`` are more host directories to show read-only at the same path (e.g.
+    an unusual Python installation).
+    """
+
+    cpu_seconds: int = 600
+    address_space: int = 1 << 30
+    file_size: int = 8 << 20
+    open_files: int = 64
+    max_processes: int = 16
+    tmp_size: int = 32 << 20
+    process_bound: Literal["auto", "cgroup", "nproc"] = "auto"
+    uid_base: int = 1_600_000_000
+    uid_slots: int = 1024
+    extra_ro_paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("cpu_seconds", "address_space", "file_size", "open_files",
+                     "max_processes", "tmp_size", "uid_base", "uid_slots"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"SandboxPolicy.{name} must be positive")
+        if self.open_files < 16:
+            raise ValueError("SandboxPolicy.open_files must be at least 16 (Python needs some)")
+        if self.process_bound not in ("auto", "cgroup", "nproc"):
+            raise ValueError(f"SandboxPolicy.process_bound {self.process_bound!r}: "
+                             "choose 'auto', 'cgroup' or 'nproc'")
+        if self.uid_base + self.uid_slots >= 2**32 - 1:
+            raise ValueError("SandboxPolicy.uid_base + uid_slots must be below 2**32 - 1")
+
+
+# ---------------------------------------------------------------------------- seccomp
+
+# struct sock_filter {u16 code; u8 jt; u8 jf; u32 k;}; struct seccomp_data {int nr;
+# u32 arch; u64 instruction_pointer; u64 args[6];}. Both supported ABIs are little-endian.
+_LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+_RET = 0x06  # BPF_RET | BPF_K
+_OFF_NR, _OFF_ARCH, _OFF_ARG0 = 0, 4, 16
+
+_RET_KILL_PROCESS = 0x80000000
+_RET_ERRNO = 0x00050000
+_RET_ALLOW = 0x7FFF0000
+_EPERM, _ENOSYS = 1, 38
+_AF_UNIX = 1
+_X32_SYSCALL_BIT = 0x40000000
+_CLONE_NEW_NAMESPACES = (0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
+                         | 0x20000000 | 0x40000000)  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|
+#                                                      NEWPID|NEWNET
+
+# Refused syscalls and the errno they answer. ENOSYS where a caller should fall back
+# (glibc retries clone3 as clone; io_uring users fall back to plain I/O).
+_DENIED: dict[str, int] = {
+    "ptrace": _EPERM, "process_vm_readv": _EPERM, "process_vm_writev": _EPERM,
+    "kcmp": _EPERM, "pidfd_getfd": _EPERM,
+    "unshare": _EPERM, "setns": _EPERM, "clone3": _ENOSYS,
+    "mount": _EPERM, "umount2": _EPERM, "pivot_root": _EPERM, "chroot": _EPERM,
+    "fsopen": _EPERM, "fsconfig": _EPERM, "fsmount": _EPERM, "fspick": _EPERM,
+    "move_mount": _EPERM, "open_tree": _EPERM, "mount_setattr": _EPERM,
+    "io_uring_setup": _ENOSYS, "io_uring_enter": _ENOSYS, "io_uring_register": _ENOSYS,
+    "bpf": _EPERM, "perf_event_open": _EPERM, "userfaultfd": _EPERM,
+    "keyctl": _EPERM, "add_key": _EPERM, "request_key": _EPERM,
+    "kexec_load": _EPERM, "kexec_file_load": _EPERM, "init_module": _EPERM,
+    "finit_module": _EPERM, "delete_module": _EPERM,
+    "open_by_handle_at": _EPERM, "name_to_handle_at": _EPERM, "lookup_dcookie": _EPERM,
+    "swapon": _EPERM, "swapoff": _EPERM, "reboot": _EPERM, "acct": _EPERM,
+    "quotactl": _EPERM, "syslog": _EPERM,
+}
+
+
+@dataclass(frozen=True)
+class _Abi:
+    audit_arch: int
+    x32: bool  # x86-64: numbers with the x32 bit set are another ABI
+    numbers: dict[str, int]
+
+
+_ABIS: dict[str, _Abi] = {
+    "x86_64": _Abi(0xC000003E, True, {
+        "socket": 41, "socketpair": 53, "clone": 56, "ptrace": 101, "process_vm_readv": 310,
+        "process_vm_writev": 311, "kcmp": 312, "pidfd_getfd": 438, "unshare": 272,
+        "setns": 308, "clone3": 435, "mount": 165, "umount2": 166, "pivot_root": 155,
+        "chroot": 161, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+        "move_mount": 429, "open_tree": 428, "mount_setattr": 442, "io_uring_setup": 425,
+        "io_uring_enter": 426, "io_uring_register": 427, "bpf": 321, "perf_event_open": 298,
+        "userfaultfd": 323, "keyctl": 250, "add_key": 248, "request_key": 249,
+        "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
+        "delete_module": 176, "open_by_handle_at": 304, "name_to_handle_at": 303,
+        "lookup_dcookie": 212, "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163,
+        "quotactl": 179, "syslog": 103,
+    }),
+    "aarch64": _Abi(0xC00000B7, False, {
+        "socket": 198, "socketpair": 199, "clone": 220, "ptrace": 117,
+        "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "pidfd_getfd": 438,
+        "unshare": 97, "setns": 268, "clone3": 435, "mount": 40, "umount2": 39,
+        "pivot_root": 41, "chroot": 51, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
+        "fspick": 433, "move_mount": 429, "open_tree": 428, "mount_setattr": 442,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "bpf": 280,
+        "perf_event_open": 241, "userfaultfd": 282, "keyctl": 219, "add_key": 217,
+        "request_key": 218, "kexec_load": 104, "kexec_file_load": 294, "init_module": 105,
+        "finit_module": 273, "delete_module": 106, "open_by_handle_at": 265,
+        "name_to_handle_at": 264, "lookup_dcookie": 18, "swapon": 224, "swapoff": 225,
+        "reboot": 142, "acct": 89, "quotactl": 60, "syslog": 116,
+    }),
+}
+_ABIS["amd64"] = _ABIS["x86_64"]
+_ABIS["arm64"] = _ABIS["aarch64"]
+
+
+class _Assembler:
+    """A few classic-BPF instructions with symbolic jump targets (``None``: the next one)."""
+
+    def __init__(self) -> None:
+        self._code: list[tuple[int, str | None, str | None, int]] = []
+        self._labels: dict[str, int] = {}
+
+    def label(self, name: str) -> None:
+        self._labels[name] = len(self._code)
+
+    def load(self, offset: int) -> None:
+        self._code.append((_LD_ABS, None, None, offset))
+
+    def jump(self, op: int, k: int, true: str | None, false: str | None = None) -> None:
+        self._code.append((op, true, false, k))
+
+    def ret(self, value: int) -> None:
+        self._code.append((_RET, None, None, value))
+
+    def assemble(self) -> bytes:
+        out = bytearray()
+        for pos, (code, true, false, k) in enumerate(self._code):
+            out += struct.pack("<HBBI", code, self._offset(pos, true), self._offset(pos, false),
+                               k)
+        return bytes(out)
+
+    def _offset(self, pos: int, target: str | None) -> int:
+        if target is None:
+            return 0
+        offset = self._labels[target] - pos - 1
+        if not 0 <= offset <= 255:
+            raise ValueError(f"BPF jump to {target} out of range ({offset})")
+        return offset
+
+
+def seccomp_program(machine: str | None = None) -> bytes:
+    """The compiled seccomp filter (an array of ``struct sock_filter``) bwrap loads.
+
+    It serves both ABIs it knows (x86-64 and aarch64) whatever ``machine`` is; ``machine``
+    (default: this one) must be one of them.
+    """
+    machine = machine or platform.machine()
+    if machine not in _ABIS:
+        raise SandboxUnavailableError(f"no seccomp filter for this machine ({machine}); "
+                                      "supported: x86_64, aarch64")
+    asm = _Assembler()
+    asm.load(_OFF_ARCH)
+    asm.jump(_JEQ, _ABIS["x86_64"].audit_arch, "x86_64")
+    asm.jump(_JEQ, _ABIS["aarch64"].audit_arch, "aarch64")
+    asm.ret(_RET_KILL_PROCESS)  # another ABI (i386 int 0x80, arm32): no filter applies
+    for name in ("x86_64", "aarch64"):
+        abi = _ABIS[name]
+        nr = abi.numbers
+        asm.label(name)
+        asm.load(_OFF_NR)
+        if abi.x32:
+            asm.jump(_JGE, _X32_SYSCALL_BIT, f"{name}.deny")
+        for syscall, errno_ in _DENIED.items():
+            asm.jump(_JEQ, nr[syscall], None, f"{name}.not.{syscall}")
+            asm.ret(_RET_ERRNO | errno_)
+            asm.label(f"{name}.not.{syscall}")
+        # socket(2), socketpair(2): AF_UNIX only (the domain is the first argument).
+        asm.jump(_JEQ, nr["socket"], f"{name}.socket")
+        asm.jump(_JEQ, nr["socketpair"], f"{name}.socket")
+        asm.jump(_JEQ, nr["clone"], f"{name}.clone")
+        asm.ret(_RET_ALLOW)
+        asm.label(f"{name}.socket")
+        asm.load(_OFF_ARG0)
+        asm.jump(_JEQ, _AF_UNIX, f"{name}.allow", f"{name}.deny")
+        asm.label(f"{name}.clone")  # clone(flags, ...): no new namespaces
+        asm.load(_OFF_ARG0)
+        asm.jump(_JSET, _CLONE_NEW_NAMESPACES, f"{name}.deny", f"{name}.allow")
+        asm.label(f"{name}.allow")
+        asm.ret(_RET_ALLOW)
+        asm.label(f"{name}.deny")
+        asm.ret(_RET_ERRNO | _EPERM)
+    return asm.assemble()
+
+
+# ---------------------------------------------------------------------------- pids cgroup
+
+_CGROUP_PREFIX = "tacocat"
+_SWEEP_EVERY = 60.0  # seconds between sweeps for cgroups of dead workers
+_counter = itertools.count()
+_lock = threading.Lock()
+_last_sweep = 0.0
+
+
+def _pids_hierarchy() -> Path | None:
+    """The worker's own cgroup directory in a cgroup-v1 ``pids`` hierarchy, if mounted."""
+    try:
+        mountinfo = Path("/proc/self/mountinfo").read_text().splitlines()
+        own = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    own_path = next((line.split(":", 2)[2] for line in own
+                     if "pids" in line.split(":", 2)[1].split(",")), None)
+    if own_path is None:
+        return None
+    for line in mountinfo:
+        pre, _, post = line.partition(" - ")
+        fields, after = pre.split(), post.split()
+        if len(fields) < 5 or len(after) < 3 or after[0] != "cgroup":
+            continue
+        if "pids" not in after[2].split(","):
+            continue
+        root, mount_point = fields[3], fields[4]
+        rel = own_path[len(root):] if own_path.startswith(root) else own_path
+        return Path(mount_point) / rel.lstrip("/")
+    return None
+
+
+@lru_cache(maxsize=1)
+def _cgroup_base() -> tuple[Path | None, str]:
+    """``(directory under which per-bot pids cgroups are made, or None; why not)``."""
+    own = _pids_hierarchy()
+    if own is None:
+        return None, "no cgroup-v1 pids hierarchy is mounted (cgroup v2 is not supported yet)"
+    base = own / _CGROUP_PREFIX
+    try:
+        base.mkdir(exist_ok=True)
+        probe = base / f"probe-{os.getpid()}-{secrets.token_hex(4)}"
+        probe.mkdir()
+        try:
+            (probe / "pids.max").write_text("1\n")
+        finally:
+            probe.rmdir()
+    except OSError as exc:
+        return None, f"cannot create a pids cgroup under {base}: {exc.strerror or exc}"
+    return base, ""
+
+
+def _sweep_stale_cgroups(base: Path) -> None:
+    """Remove leftover per-bot cgroups of workers that died (named ``<worker pid>-...``)."""
+    with contextlib.suppress(OSError):
+        for child in base.iterdir():
+            owner = child.name.split("-", 1)[0]
+            if owner.isdigit() and not _alive(int(owner)):
+                with contextlib.suppress(OSError):
+                    _kill_cgroup(child, timeout=1.0)
+                    child.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _running(pids: Iterable[int]) -> list[int]:
+    """The given pids that are neither gone nor zombies."""
+    found = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2] not in "ZX":
+            found.append(pid)
+    return found
+
+
+def _kill_until_gone(list_pids: Callable[[], list[int]], timeout: float) -> list[int]:
+    """SIGKILL whatever ``list_pids`` returns until it returns nothing running (or time out)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = _running(list_pids())
+        if not pids:
+            return []
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if time.monotonic() > deadline:
+            return pids
+        time.sleep(0.005)
+
+
+def _cgroup_pids(cgroup: Path) -> list[int]:
+    try:
+        return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _kill_cgroup(cgroup: Path, timeout: float = 5.0) -> list[int]:
+    return _kill_until_gone(lambda: _cgroup_pids(cgroup), timeout)
+
+
+# ---------------------------------------------------------------------------- uid slots
+
+
+def _uid_pids(uid: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.stat(entry.path).st_uid != uid:
+                continue
+            status = Path(entry.path, "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("Uid:"):
+                if int(line.split()[1]) == uid:  # the real uid
+                    found.append(int(entry.name))
+                break
+    return found
+
+
+class _SlotLease:
+    """An exclusive ``flock`` on one uid slot's lock file; released on close or death."""
+
+    def __init__(self, policy: SandboxPolicy) -> None:
+        root = Path("/run/tacocat-sandbox")
+        try:
+            root.mkdir(mode=0o700, exist_ok=True)
+        except OSError:
+            root = Path(tempfile.gettempdir()) / "tacocat-sandbox-slots"
+            root.mkdir(mode=0o700, exist_ok=True)
+        for slot in range(policy.uid_slots):
+            fd = os.open(root / f"slot-{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                         0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            self.fd: int | None = fd
+            self.slot = slot
+            self.uid = policy.uid_base + slot
+            # Whatever a dead worker left under this uid is not ours to keep.
+            _kill_until_gone(lambda: _uid_pids(self.uid), 5.0)
+            return
+        raise SandboxUnavailableError(f"all {policy.uid_slots} sandbox uid slots are in use")
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+# ---------------------------------------------------------------------------- preexec
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+_prctl = _libc.prctl
+_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                   ctypes.c_ulong]
+_prctl.restype = ctypes.c_int
+
+
+def _make_preexec(policy: SandboxPolicy, *, cgroup: Path | None, nproc: int | None,
+                  seccomp_fd: int | None) -> Callable[[], None]:
+    """What runs in the child between fork and exec (of bwrap, or of Python unsandboxed).
+
+    Order matters: join the cgroup first (everything after is counted), then rlimits, then
+    the parent-death signal last (a credential change would clear it) with a check that
+    the parent did not die before it was armed (the signal is tied to the forking *thread*:
+    start bots from a thread that lives as long as they should). The seccomp fd is reopened
+    so each start (the referee restarts crashed bots with the same command) reads the
+    program from its beginning through its own file offset.
+    """
+    procs = str(cgroup / "cgroup.procs") if cgroup is not None else None
+    limits = [
+        (resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 1)),
+        (resource.RLIMIT_AS, (policy.address_space, policy.address_space)),
+        (resource.RLIMIT_FSIZE, (policy.file_size, policy.file_size)),
+        (resource.RLIMIT_NOFILE, (policy.open_files, policy.open_files)),
+        (resource.RLIMIT_CORE, (0, 0)),
+    ]
+    if nproc is not None:
+        limits.append((resource.RLIMIT_NPROC, (nproc, nproc)))
+    proc_fd = f"/proc/self/fd/{seccomp_fd}" if seccomp_fd is not None else None
+
+    def preexec() -> None:
+        parent = os.getppid()
+        if procs is not None:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, str(os.getpid()).encode())
+            finally:
+                os.close(fd)
+        for which, values in limits:
+            resource.setrlimit(which, values)
+        if proc_fd is not None and seccomp_fd is not None:
+            fresh = os.open(proc_fd, os.O_RDONLY)
+            os.dup2(fresh, seccomp_fd)
+            os.close(fresh)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+@dataclass
+class SandboxedCommand:
+    """Everything needed to start one bot process, and to clean up after it.
+
+    Pass :meth:`host_process_kwargs` to :class:`tacocat.sdk.HostProcess` (or ``argv``,
+    ``env``, ``cwd``, ``preexec_fn`` and ``pass_fds`` to :class:`subprocess.Popen`). It can
+    be started again after the previous process ended (the referee restarts crashed bots).
+    Call :meth:`close` when the bot is done (after the process was killed and reaped):
+    it kills anything still running, removes the cgroup and releases the uid slot.
+    """
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    preexec_fn: Callable[[], None]
+    pass_fds: tuple[int, ...]
+    sandboxed: bool
+    cgroup: Path | None = None
+    """The bot's pids cgroup (``pids.max``), if it has one."""
+    uid: int | None = None
+    """The bot's dedicated host uid (``RLIMIT_NPROC`` applies to it), if it has one."""
+    _lease: _SlotLease | None = field(default=None, repr=False)
+    _closed: bool = field(default=False, repr=False)
+
+    def popen_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`subprocess.Popen` (besides the pipes)."""
+        return {"args": self.argv, "env": self.env, "cwd": self.cwd,
+                "preexec_fn": self.preexec_fn, "pass_fds": self.pass_fds,
+                "start_new_session": True}
+
+    def host_process_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`tacocat.sdk.HostProcess` (besides the bot name)."""
+        return {"command": self.argv, "env": self.env, "cwd": self.cwd,
+                "preexec_fn": self.preexec_fn, "popen_kwargs": {"pass_fds": self.pass_fds}}
+
+    @property
+    def process_bound(self) -> str:
+        """How the process count is bounded: ``"cgroup+nproc"``, ``"cgroup"``, ``"nproc"``
+        or ``""`` (none: unsandboxed without a cgroup)."""
+        return "+".join(name for name, on in (("cgroup", self.cgroup), ("nproc", self.uid))
+                        if on is not None)
+
+    def _list(self) -> list[int]:
+        found: set[int] = set()
+        if self.cgroup is not None:
+            found.update(_cgroup_pids(self.cgroup))
+        if self.uid is not None:
+            found.update(_uid_pids(self.uid))
+        return sorted(found)
+
+    def pids(self) -> list[int]:
+        """Host pids of everything running that this command started (its cgroup's
+        members, its uid's processes; bwrap's own two root processes are in the cgroup)."""
+        return _running(self._list())
+
+    def kill(self, timeout: float = 5.0) -> None:
+        """SIGKILL everything this command started and wait until none of it runs.
+
+        With neither a cgroup nor a uid (unsandboxed without a writable cgroup) there is
+        nothing to find: the caller's process-group kill is all there is. With a uid only,
+        bwrap's two root processes are not found, but they exit as soon as the bot does.
+        """
+        left = _kill_until_gone(self._list, timeout)
+        if left:
+            log.error("sandbox: processes %s survived SIGKILL for %.1f s", left, timeout)
+
+    def close(self) -> None:
+        """Kill what is left, remove the cgroup, release the uid slot and the seccomp fd."""
+        if self._closed:
+            return
+        self._closed = True
+        self.kill()
+        if self.cgroup is not None:
+            for _ in range(100):
+                try:
+                    self.cgroup.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)  # a reaped task may take a moment to leave
+            else:
+                log.warning("sandbox: could not remove %s (left for the next sweep)",
+                            self.cgroup)
+        if self._lease is not None:
+            self._lease.release()
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> SandboxedCommand:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # Forgotten without close(): whatever it started must not outlive it.
+        if not self._closed:
+            with contextlib.suppress(Exception):
+                self.close()
+
+
+def _clean_env(python: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The bot's whole environment: nothing of the worker's (no REDIS_URL, no tokens)."""
+    env = {
+        "PATH": f"{os.path.dirname(python)}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": SANDBOX_TMP,
+        "TMPDIR": SANDBOX_TMP,
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+    }
+    env.update(extra or {})
+    return env
+
+
+def _make_cgroup(policy: SandboxPolicy, extra: int) -> Path:
+    global _last_sweep
+    base, why = _cgroup_base()
+    if base is None:
+        raise SandboxUnavailableError(why)
+    with _lock:
+        number = next(_counter)
+        sweep = time.monotonic() - _last_sweep > _SWEEP_EVERY
+        if sweep:
+            _last_sweep = time.monotonic()
+    if sweep:
+        _sweep_stale_cgroups(base)
+    cgroup = base / f"{os.getpid()}-{number}-{secrets.token_hex(3)}"
+    cgroup.mkdir()
+    (cgroup / "pids.max").write_text(f"{policy.max_processes + extra}\n")
+    return cgroup
+
+
+def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
+                        python_argv: Sequence[str]) -> SandboxedCommand:
+    """A bot process *without* the sandbox: for house bots, or an explicit insecure worker.
+
+    It still gets the rlimits, the parent-death signal, a cleared environment, and a pids
+    cgroup where one can be made (so :meth:`SandboxedCommand.kill` still finds everything),
+    but no namespaces and no seccomp: the bot can read and reach whatever the worker can.
+    """
+    argv = _check_argv(python_argv)
+    cgroup: Path | None = None
+    if _cgroup_base()[0] is not None:
+        cgroup = _make_cgroup(policy, 0)
+    env = _clean_env(argv[0], _pythonpath())
+    env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
+    return SandboxedCommand(
+        argv=argv, env=env, cwd=os.fspath(bot_dir),
+        preexec_fn=_make_preexec(policy, cgroup=cgroup, nproc=None, seccomp_fd=None),
+        pass_fds=(), sandboxed=False, cgroup=cgroup)
+
+
+def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
+                      python_argv: Sequence[str]) -> SandboxedCommand:
+    """The bwrap command (and its preexec hook, fds and environment) for one bot process.
+
+    ``bot_dir`` (a host directory with the bot's files) appears read-only at
+    :data:`BOT_DIR`, the working directory. ``python_argv`` starts with the Python
+    interpreter (normally ``sys.executable``, which must be visible inside: under the
+    installation's prefixes, ``/usr`` or ``policy.extra_ro_paths``); paths after it are
+    relative to the bot's directory. Raises :class:`SandboxUnavailableError` when
+    bubblewrap or the chosen process bound cannot be had here (see :func:`sandbox_status`).
+    """
+    bwrap = _bwrap_path()
+    if bwrap is None:
+        raise SandboxUnavailableError("bubblewrap (bwrap) is not installed: "
+                                      "apt-get install bubblewrap")
+    argv = _check_argv(python_argv, policy)
+    use_cgroup = _use_cgroup(policy)
+    as_root = os.geteuid() == 0
+    bot = Path(bot_dir).resolve()
+    if not bot.is_dir():
+        raise ValueError(f"bot directory {str(bot)!r} does not exist")
+    if as_root and (bot.stat().st_mode & 0o005) != 0o005:
+        raise ValueError(f"bot directory {str(bot)!r} must be world-readable (o+rx): the bot "
+                         "runs as an unprivileged uid of its own")
+
+    seccomp = os.memfd_create("tacocat-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    cgroup: Path | None = None
+    lease: _SlotLease | None = None
+    try:
+        os.write(seccomp, seccomp_program())
+        fcntl.fcntl(seccomp, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+                    | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
+        if use_cgroup:
+            cgroup = _make_cgroup(policy, BWRAP_PROCESSES)
+        if as_root:
+            lease = _SlotLease(policy)
+        env = _clean_env(argv[0], _pythonpath())
+        args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try", "--hostname", "tacocat-bot", "--die-with-parent",
+                "--new-session", "--cap-drop", "ALL"]
+        if as_root:  # no user namespace (it would map the bot to uid 0): the stub drops uid
+            args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        else:  # bwrap's user namespace maps the bot to the worker's own unprivileged uid
+            args += ["--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID),
+                     "--gid", str(SANDBOX_UID)]
+        args += ["--clearenv"]
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        args += _mount_args(policy, bot)
+        args += ["--chdir", BOT_DIR, "--seccomp", str(seccomp), "--"]
+        if lease is not None:
+            args += [argv[0], "-I", "-S", "-c", _DROP_STUB, str(lease.uid)]
+        args += argv
+    except BaseException:
+        os.close(seccomp)
+        if cgroup is not None:
+            cgroup.rmdir()
+        if lease is not None:
+            lease.release()
+        raise
+    return SandboxedCommand(
+        argv=args, env=env, cwd="/",
+        preexec_fn=_make_preexec(policy, cgroup=cgroup,
+                                 nproc=policy.max_processes if lease else None,
+                                 seccomp_fd=seccomp),
+        pass_fds=(seccomp,), sandboxed=True, cgroup=cgroup,
+        uid=lease.uid if lease else None, _lease=lease)
+
+
+# Runs inside the sandbox when the worker is root (as root without a user namespace, under
+# seccomp, holding only CAP_SETUID/CAP_SETGID): drop to the slot's uid, which clears every
+# capability, then become the bot. -I -S: no environment, no site packages, nothing the bot
+# controls.
+_DROP_STUB = (
+    "import os,sys\n"
+    "u=int(sys.argv[1])\n"
+    "os.setgroups([]);os.setresgid(u,u,u);os.setresuid(u,u,u)\n"
+    "assert os.getresuid()==(u,u,u) and os.getresgid()==(u,u,u)\n"
+    "os.execv(sys.argv[2],sys.argv[2:])\n"
+)
+
+
+def _mount_args(policy: SandboxPolicy, bot: Path) -> list[str]:
+    """Read-only system and Python, private /tmp, the bot at /bot, /proc, minimal /dev."""
+    args = ["--perms", "1777", "--size", str(policy.tmp_size), "--tmpfs", SANDBOX_TMP,
+            "--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = f"/{name}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in ("/etc/ld.so.cache", "/etc/localtime"):
+        args += ["--ro-bind-try", path, path]
+    made: set[str] = set()
+    for path in _visible_python_paths(policy):
+        # Parents bwrap would make are mode 0700 when it runs as root: make them 0755, so
+        # the bot's unprivileged uid can reach what is bound below them.
+        for parent in reversed(Path(path).parents[:-1]):
+            if str(parent) not in made:
+                made.add(str(parent))
+                args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", path, path]
+    args += ["--ro-bind", str(bot), BOT_DIR, "--proc", "/proc", "--dev", "/dev",
+             "--remount-ro", "/dev", "--remount-ro", "/"]
+    return args
+
+
+_SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def _package_dir() -> str:
+    return os.path.dirname(os.path.realpath(tacocat.__file__))
+
+
+def _visible_python_paths(policy: SandboxPolicy) -> list[str]:
+    """Host directories shown read-only at the same path: the Python installation(s) (the
+    venv and its base), the ``tacocat`` package (an editable install lives in the checkout:
+    only the package directory is shown, never the checkout with its ``.git`` and configs),
+    and ``policy.extra_ro_paths``. Paths under ``/usr`` or nested in another are dropped.
+    A whole top-level directory (``/``, ``/opt``, ...) or a Git checkout is never shown."""
+    wanted = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
+                                            sys.base_exec_prefix)}
+    wanted.add(_package_dir())
+    wanted.update(os.path.realpath(p) for p in policy.extra_ro_paths)
+    kept: list[str] = []
+    for path in sorted(wanted, key=len):
+        if any(_under(path, root) for root in (*_SYSTEM_ROOTS, *kept)):
+            continue
+        if path.count("/") < 2 or os.path.exists(os.path.join(path, ".git")):
+            raise SandboxUnavailableError(
+                f"refusing to show {path!r} inside the sandbox (a top-level directory or a "
+                "checkout); install Python and tacocat-arena in a directory of their own")
+        if os.path.isdir(path):
+            kept.append(path)
+    return kept
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _pythonpath() -> dict[str, str]:
+    """``PYTHONPATH`` for the package's parent when it is not importable from the
+    installation's own paths (a checkout on ``PYTHONPATH`` rather than an install)."""
+    parent = os.path.dirname(_package_dir())
+    for prefix in {sys.prefix, sys.base_prefix}:
+        if _under(parent, os.path.realpath(prefix)):
+            return {}
+    return {"PYTHONPATH": parent}
+
+
+def _check_argv(python_argv: Sequence[str], policy: SandboxPolicy | None = None) -> list[str]:
+    argv = [str(a) for a in python_argv]
+    if not argv or not os.path.isabs(argv[0]):
+        raise ValueError("python_argv must start with the absolute path of the interpreter")
+    if policy is not None:
+        real = os.path.realpath(argv[0])
+        roots = (*_SYSTEM_ROOTS, *_visible_python_paths(policy))
+        if not any(_under(p, r) for p in (argv[0], real) for r in roots):
+            raise ValueError(f"{argv[0]!r} is not visible inside the sandbox; add its "
+                             "installation to SandboxPolicy.extra_ro_paths")
+    return argv
+
+
+# ---------------------------------------------------------------------------- status
+
+
+def _bwrap_path() -> str | None:
+    return shutil.which("bwrap") or (
+        "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
+
+
+def _use_cgroup(policy: SandboxPolicy) -> bool:
+    """Whether this bot gets a pids cgroup; raises when no process bound can be had."""
+    if policy.process_bound != "nproc":
+        base, why = _cgroup_base()
+        if base is not None:
+            return True
+        if policy.process_bound == "cgroup":
+            raise SandboxUnavailableError(f"no pids cgroup: {why}")
+    if os.geteuid() != 0:
+        raise SandboxUnavailableError(
+            "no process-count bound: no writable pids cgroup, and the RLIMIT_NPROC fallback "
+            "needs a dedicated uid per bot, which needs root")
+    return False
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """What :func:`sandbox_status` found: whether bots can be sandboxed here, and why not."""
+
+    available: bool
+    bwrap: str | None
+    bwrap_version: str
+    process_bound: str
+    """``"cgroup+nproc"``, ``"cgroup"`` or ``"nproc"`` (see :class:`SandboxPolicy`)."""
+    identity: str
+    """Who a bot runs as: a dedicated uid per slot (root) or the worker's uid (userns)."""
+    problems: tuple[str, ...]
+
+    def describe(self) -> str:
+        if self.available:
+            return (f"sandbox: {self.bwrap_version or 'bwrap'}, seccomp, rlimits, "
+                    f"process bound {self.process_bound}, bots run as {self.identity}")
+        return "sandbox unavailable: " + "; ".join(self.problems)
+
+
+_MIN_BWRAP = (0, 8)  # --size, --perms for --tmpfs/--dir, --disable-userns
+
+
+@lru_cache(maxsize=1)
+def sandbox_status() -> SandboxStatus:
+    """Probe (once per process) whether the sandbox works here: bwrap installed and recent
+    enough, the machine's ABI known to the seccomp filter, a process bound available, and a
+    real sandboxed ``python -c pass`` exiting cleanly."""
+    problems: list[str] = []
+    bwrap = _bwrap_path()
+    version = ""
+    if bwrap is None:
+        problems.append("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+    else:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            version = subprocess.run([bwrap, "--version"], capture_output=True, text=True,
+                                     timeout=10, check=False).stdout.strip()
+        numbers = tuple(int(x) for x in version.rpartition(" ")[2].split(".")[:2]
+                        if x.isdigit())
+        if numbers and numbers < _MIN_BWRAP:
+            problems.append(f"{version} is too old: bubblewrap 0.8 or newer is needed")
+    if platform.machine() not in _ABIS:
+        problems.append(f"no seccomp filter for {platform.machine()} (x86_64, aarch64 only)")
+    policy = SandboxPolicy()
+    bound = ""
+    try:
+        bound = "+".join(n for n, on in (("cgroup", _use_cgroup(policy)),
+                                         ("nproc", os.geteuid() == 0)) if on)
+    except SandboxUnavailableError as exc:
+        problems.append(str(exc))
+    if not problems:
+        problems += _probe(policy)
+    identity = (f"uids {policy.uid_base}.. (one per bot slot)" if os.geteuid() == 0
+                else f"uid {os.geteuid()} (the worker's, in a user namespace)")
+    return SandboxStatus(not problems, bwrap, version, bound if not problems else "",
+                         identity, tuple(problems))
+
+
+def _probe(policy: SandboxPolicy) -> list[str]:
+    with tempfile.TemporaryDirectory(prefix="tacocat-sandbox-probe-") as bot:
+        os.chmod(bot, 0o755)
+        try:
+            cmd = sandboxed_command(policy, bot, [sys.executable, "-S", "-c", "pass"])
+        except (SandboxUnavailableError, ValueError, OSError) as exc:
+            return [str(exc)]
+        with cmd:
+            try:
+                done = subprocess.run(stdin=subprocess.DEVNULL, capture_output=True,
+                                      timeout=30, check=False, **cmd.popen_kwargs())
+            except (OSError, subprocess.SubprocessError) as exc:
+                return [f"bwrap did not run: {exc}"]
+    if done.returncode != 0:
+        err = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return [f"a sandboxed test process failed (exit {done.returncode}): "
+                + (err[-1] if err else "no message")]
+    return []
+
+
+def sandbox_available() -> bool:
+    """Whether untrusted bots can be run sandboxed here (see :func:`sandbox_status`)."""
+    return sandbox_status().available
+
+
+def log_insecure_warning(logger: logging.Logger | None = None) -> None:
+    """Log :data:`INSECURE_WARNING` at CRITICAL level (call at start and per bot started)."""
+    (logger or log).critical(INSECURE_WARNING)
+
+
+def use_sandbox(*, insecure_no_sandbox: bool = False,
+                logger: logging.Logger | None = None) -> bool:
+    """The worker's start-up decision for submitted bots: ``True`` means sandbox them all.
+
+    ``insecure_no_sandbox`` (the worker's ``--insecure-no-sandbox``) runs them without it,
+    logged loudly; ``False`` is returned. Otherwise, if the sandbox does not work here this
+    raises :class:`SandboxUnavailableError` with the reasons: the worker must then refuse to
+    run submitted bots (house bots may still run, e.g. with :func:`unsandboxed_command`).
+    """
+    if insecure_no_sandbox:
+        log_insecure_warning(logger)
+        return False
+    status = sandbox_status()
+    if not status.available:
+        raise SandboxUnavailableError(
+            status.describe() + ". Submitted bots will not run; fix the above or start the "
+            "worker with --insecure-no-sandbox (only if every bot is trusted)")
+    (logger or log).info(status.describe())
+    return True
