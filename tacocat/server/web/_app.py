@@ -1,0 +1,338 @@
+"""The aiohttp application: HTML pages, the JSON API and the live-update stream.
+
+Pages::
+
+    GET /                                     ladders with their progress
+    GET /ladders/{name}                       standings, chart, crosstable, recent (live)
+    GET /matches/{id}[?game=I]                a match's games and the replay viewer
+
+JSON::
+
+    GET /api/ladders                          every ladder with its status
+    GET /api/ladders/{name}                   ladder, status, standings, recent matches
+    GET /api/ladders/{name}/crosstable        pairwise records, scores and LOS
+    GET /api/ladders/{name}/history           live Elo after every recorded match
+    GET /api/ladders/{name}/matches[?count=N] the results log, newest first
+    GET /api/ladders/{name}/events            server-sent events: one ``update`` per change
+    GET /api/matches/{id}                     a match and its per-game results
+    GET /api/matches/{id}/games/{i}           game ``i``: replay record and viewer steps
+    GET /api/matches/{id}/replays.jsonl.gz    every replay record, as stored
+    GET /healthz                              200 when Redis answers
+
+The arena calls are synchronous (the :class:`Arena` facade on a sync Redis client); every
+handler runs them in a worker thread. Live updates come from :class:`LiveHub`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from tacocat.arena import Arena, ArenaError, NotFound, RedisUnavailable
+from tacocat.arena.history import rating_history
+from tacocat.engine import RecordError
+
+from . import _data, _render
+from ._live import LiveHub
+
+log = logging.getLogger("tacocat.server.web")
+
+_T = TypeVar("_T")
+
+@dataclass(frozen=True)
+class WebSettings:
+    """``ping_seconds``: SSE keep-alive comment interval; ``min_interval``: the shortest time
+    between two live renders of one ladder; ``retry_ms``: the browser's reconnect delay."""
+
+    ping_seconds: float = 15.0
+    min_interval: float = 0.25
+    retry_ms: int = 2000
+
+
+ARENA: web.AppKey[Arena] = web.AppKey("arena", Arena)
+HUB: web.AppKey[LiveHub] = web.AppKey("hub", LiveHub)
+STATIC: web.AppKey[_render.Static] = web.AppKey("static", _render.Static)
+SETTINGS: web.AppKey[WebSettings] = web.AppKey("settings", WebSettings)
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+       "frame-ancestors 'none'")
+
+
+def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
+               ) -> web.Application:
+    """The web UI on ``arena``. ``redis_url`` is the same Redis (the live listener opens its
+    own asyncio connection to it)."""
+    settings = settings or WebSettings()
+    app = web.Application(middlewares=[_headers, _errors])
+    app[ARENA] = arena
+    app[STATIC] = _render.Static()
+    app[SETTINGS] = settings
+
+    async def render(ladder: str) -> dict[str, Any]:
+        snap = await _call(_data.load_ladder, arena, ladder)
+        return _update(snap)
+
+    app[HUB] = LiveHub(redis_url, arena.keys.events("*"), arena.events_channel, render,
+                       min_interval=settings.min_interval)
+
+    async def start_hub(app: web.Application) -> None:
+        app[HUB].start()
+
+    async def stop_hub(app: web.Application) -> None:
+        await app[HUB].close()
+
+    app.on_startup.append(start_hub)
+    app.on_shutdown.append(stop_hub)  # before connections close: ends the event streams
+    routes = [
+        web.get("/", home),
+        web.get("/ladders/{name}", ladder_page),
+        web.get("/matches/{id}", match_page),
+        web.get("/api/ladders", api_ladders),
+        web.get("/api/ladders/{name}", api_ladder),
+        web.get("/api/ladders/{name}/crosstable", api_crosstable),
+        web.get("/api/ladders/{name}/history", api_history),
+        web.get("/api/ladders/{name}/matches", api_ladder_matches),
+        web.get("/api/ladders/{name}/events", api_events),
+        web.get("/api/matches/{id}", api_match),
+        web.get("/api/matches/{id}/games/{game}", api_game),
+        web.get("/api/matches/{id}/replays.jsonl.gz", api_replays),
+        web.get("/healthz", healthz),
+    ]
+    app.add_routes(routes)
+    app.router.add_static("/static", str(resources.files(__package__) / "static"),
+                          append_version=False)
+    return app
+
+
+async def _call(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def _update(snap: _data.LadderSnapshot) -> dict[str, Any]:
+    return {
+        "ladder": snap.ladder.name, "version": snap.version, "at": time.time(),
+        "status": _data.status_json(snap.status),
+        "html": _render.ladder_fragments(snap),
+    }
+
+
+# -- middleware -----------------------------------------------------------------------------
+
+
+def _wants_json(request: web.Request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def _problem(request: web.Request, status: int, title: str, message: str) -> web.Response:
+    if _wants_json(request):
+        return web.json_response({"error": title, "status": status, "message": message},
+                                 status=status)
+    return web.Response(text=_render.error_page(request.app[STATIC], status, title, message),
+                        status=status, content_type="text/html")
+
+
+@web.middleware
+async def _errors(request: web.Request,
+                  handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                  ) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return _problem(request, exc.status, exc.reason, exc.text or exc.reason)
+    except NotFound as exc:
+        return _problem(request, 404, "Not found", str(exc))
+    except RedisUnavailable as exc:
+        log.warning("%s %s: %s", request.method, request.path, exc)
+        return _problem(request, 503, "Unavailable",
+                        "The arena's Redis does not answer right now; try again shortly.")
+    except ArenaError as exc:  # InvalidArgument: a malformed name or id in the URL
+        status = 404 if exc.status == "INVALID_ARGUMENT" else 500
+        return _problem(request, status, "Not found" if status == 404 else "Error", str(exc))
+
+
+@web.middleware
+async def _headers(request: web.Request,
+                   handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                   ) -> web.StreamResponse:
+    response = await handler(request)
+    if not response.prepared:
+        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        if not request.path.startswith("/static/"):
+            response.headers.setdefault("Cache-Control", "no-cache")
+    return response
+
+
+def _html(text: str) -> web.Response:
+    return web.Response(text=text, content_type="text/html", charset="utf-8")
+
+
+def _json(data: Any) -> web.Response:
+    return web.json_response(data, dumps=lambda d: json.dumps(d, separators=(",", ":")))
+
+
+def _int_param(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise web.HTTPBadRequest(reason="Bad request",
+                                 text=f"{name} must be an integer, got {raw!r}") from None
+    return min(max(value, low), high)
+
+
+# -- pages ----------------------------------------------------------------------------------
+
+
+async def home(request: web.Request) -> web.Response:
+    ladders = await _call(_data.load_ladders, request.app[ARENA])
+    return _html(_render.home_page(request.app[STATIC], ladders))
+
+
+async def ladder_page(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    snap = await _call(_data.load_ladder, request.app[ARENA], name)
+    events = f"/api{_render.ladder_url(name)}/events"
+    return _html(_render.ladder_page(request.app[STATIC], snap, events))
+
+
+async def match_page(request: web.Request) -> web.Response:
+    view = await _call(_data.load_match, request.app[ARENA], request.match_info["id"])
+    game: int | None = None
+    data: dict[str, Any] | None = None
+    problem: str | None = None
+    if view.records:
+        game = _int_param(request, "game", 0, 0, len(view.records) - 1)
+        try:
+            data = await _call(_data.game_json, view, game)
+        except RecordError as exc:
+            problem = f"Game {game + 1}'s replay record does not replay: {exc}"
+    elif view.match.result is not None:
+        problem = "The worker kept no replays for this match."
+    return _html(_render.match_page(request.app[STATIC], view, game, data, problem))
+
+
+# -- JSON -----------------------------------------------------------------------------------
+
+
+async def api_ladders(request: web.Request) -> web.Response:
+    ladders = await _call(_data.load_ladders, request.app[ARENA])
+    return _json({"ladders": [_data.summary_json(s) for s in ladders]})
+
+
+async def api_ladder(request: web.Request) -> web.Response:
+    snap = await _call(_data.load_ladder, request.app[ARENA], request.match_info["name"])
+    return _json(_data.snapshot_json(snap))
+
+
+async def api_crosstable(request: web.Request) -> web.Response:
+    board = await _call(request.app[ARENA].leaderboard, request.match_info["name"])
+    return _json(_data.crosstable_json(board))
+
+
+async def api_history(request: web.Request) -> web.Response:
+    arena = request.app[ARENA]
+    history = await _call(rating_history, arena.redis, arena.keys, request.match_info["name"])
+    return _json(history.to_json())
+
+
+async def api_ladder_matches(request: web.Request) -> web.Response:
+    count = _int_param(request, "count", _data.RECENT_MATCHES, 1, 1000)
+    log_entries = await _call(request.app[ARENA].recent_matches, request.match_info["name"],
+                              count)
+    return _json({"matches": [_data.log_json(e) for e in log_entries]})
+
+
+async def api_match(request: web.Request) -> web.Response:
+    view = await _call(_data.load_match, request.app[ARENA], request.match_info["id"],
+                       replays=False)
+    data = _data.match_json(view)
+    data.pop("replays")
+    return _json(data)
+
+
+async def api_game(request: web.Request) -> web.Response:
+    view = await _call(_data.load_match, request.app[ARENA], request.match_info["id"])
+    raw = request.match_info["game"]
+    index = int(raw) if raw.isdigit() else -1
+    if not 0 <= index < len(view.records):
+        raise web.HTTPNotFound(reason="Not found",
+                               text=f"match {view.match.id!r} has no replay of game {raw!r}"
+                                    f" ({len(view.records)} replays)")
+    try:
+        return _json(await _call(_data.game_json, view, index))
+    except RecordError as exc:
+        raise web.HTTPUnprocessableEntity(reason="Bad replay", text=str(exc)) from None
+
+
+async def api_replays(request: web.Request) -> web.Response:
+    arena = request.app[ARENA]
+    match_id = request.match_info["id"]
+    blob = await _call(arena.match_replays_blob, match_id)
+    if not blob:
+        raise web.HTTPNotFound(reason="Not found", text=f"match {match_id!r} has no replays")
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in match_id)
+    return web.Response(body=blob, content_type="application/gzip", headers={
+        "Content-Disposition": f'attachment; filename="{safe}.jsonl.gz"'})
+
+
+async def api_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: an ``update`` now, then one per change of the ladder."""
+    app = request.app
+    name = request.match_info["name"]
+    first = _update(await _call(_data.load_ladder, app[ARENA], name))  # 404 before streaming
+    settings = app[SETTINGS]
+    hub = app[HUB]
+    response = web.StreamResponse(headers={
+        "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
+        "X-Accel-Buffering": "no"})
+    watcher = hub.watch(name)
+    try:
+        await response.prepare(request)
+        await response.write(f"retry: {settings.retry_ms}\n\n".encode())
+        await response.write(_event(first))
+        while not watcher.closed:
+            update = await watcher.next(settings.ping_seconds)
+            if watcher.closed:
+                break
+            if update is None:
+                await response.write(b": ping\n\n")
+            else:
+                await response.write(_event(update))
+    except (ConnectionResetError, ConnectionError):
+        pass  # the browser went away
+    finally:
+        hub.unwatch(watcher)
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        await response.write_eof()
+    return response
+
+
+def _event(update: dict[str, Any]) -> bytes:
+    data = json.dumps(update, separators=(",", ":"))
+    return f"id: {update['version']}\nevent: update\ndata: {data}\n\n".encode()
+
+
+async def healthz(request: web.Request) -> web.Response:
+    arena = request.app[ARENA]
+    try:
+        await _call(arena.redis.ping)
+    except Exception as exc:  # any failure means "not healthy"
+        return web.Response(status=503, text=f"redis: {type(exc).__name__}\n")
+    return web.Response(text="ok\n")

@@ -1,0 +1,272 @@
+"""What the pages and the JSON API show, read from the synchronous :class:`Arena` facade.
+
+The loaders here block (they talk to Redis through the sync client); the handlers run them in
+a worker thread (``asyncio.to_thread``). The ``*_json`` functions are the JSON API's shapes,
+shared by the HTML pages so both always show the same data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tacocat.arena import (
+    Arena,
+    Ladder,
+    LadderStatus,
+    Leaderboard,
+    LogEntry,
+    Match,
+    MatchStatus,
+    PairStanding,
+    Standing,
+)
+from tacocat.arena.history import RatingHistory, rating_history
+from tacocat.arena.results import SIDES
+from tacocat.engine import GameRecord
+
+from ._replay import replay_view
+
+RECENT_MATCHES = 15
+"""Recent matches on the ladder page."""
+CROSSTABLE_LIMIT = 24
+"""Most versions in the crosstable (the best ranked); the JSON endpoint has them all."""
+
+
+def split_version(version: str) -> tuple[str, str, str]:
+    """``(owner, bot name, number)`` of ``owner/name@N``, for any string (never raises:
+    the parts of a malformed id come back as they are, to be shown escaped)."""
+    bot, _, number = version.rpartition("@")
+    if not bot:
+        bot, number = version, ""
+    owner, slash, name = bot.partition("/")
+    if not slash:
+        owner, name = "", bot
+    return owner, name, number
+
+
+# -- ladders ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LadderSummary:
+    ladder: Ladder
+    status: LadderStatus
+    leaders: tuple[Standing, ...] = ()
+
+
+@dataclass(frozen=True)
+class LadderSnapshot:
+    """Everything the ladder page shows, read at about the same moment."""
+
+    ladder: Ladder
+    status: LadderStatus
+    board: Leaderboard
+    recent: tuple[LogEntry, ...]
+    history: RatingHistory
+
+    @property
+    def version(self) -> int:
+        return max(self.board.version, self.status.version)
+
+
+LEADERS = 3
+"""Best versions shown per ladder on the home page."""
+
+
+def load_ladders(arena: Arena) -> list[LadderSummary]:
+    ladders = sorted(arena.list_ladders(), key=lambda lad: lad.name)
+    out = []
+    for lad in ladders:
+        board = arena.leaderboard(lad.name)
+        leaders = tuple(s for s in board.standings if s.rating is not None)[:LEADERS]
+        out.append(LadderSummary(lad, arena.ladder_status(lad.name), leaders))
+    return out
+
+
+def load_ladder(arena: Arena, name: str, *, recent: int = RECENT_MATCHES) -> LadderSnapshot:
+    """Raises :class:`~tacocat.arena.NotFound` (or ``InvalidArgument`` for a bad name)."""
+    ladder = arena.get_ladder(name)
+    board = arena.leaderboard(name)
+    status = arena.ladder_status(name)
+    log = arena.recent_matches(name, recent)
+    history = rating_history(arena.redis, arena.keys, name)
+    return LadderSnapshot(ladder, status, board, tuple(log), history)
+
+
+def ladder_json(ladder: Ladder) -> dict[str, Any]:
+    return {
+        "name": ladder.name,
+        "ruleset": ladder.ruleset.to_dict(),
+        "games_per_pairing": ladder.games_per_pairing,
+        "games_per_match": ladder.games_per_match,
+        "rounds": ladder.rounds,
+        "decision_seconds": ladder.decision_seconds,
+        "created_at": ladder.created_at,
+        "created_by": ladder.created_by,
+    }
+
+
+def status_json(status: LadderStatus) -> dict[str, Any]:
+    return {**asdict(status), "complete": status.complete}
+
+
+def ranked(board: Leaderboard) -> list[tuple[int | None, Standing]]:
+    """Standings with their rank (None for versions without a rated game yet)."""
+    out: list[tuple[int | None, Standing]] = []
+    rank = 0
+    for row in board.standings:
+        if row.rating is None:
+            out.append((None, row))
+        else:
+            rank += 1
+            out.append((rank, row))
+    return out
+
+
+def standing_json(rank: int | None, row: Standing) -> dict[str, Any]:
+    owner, name, number = split_version(row.version)
+    return {
+        "rank": rank, "version": row.version, "bot": row.bot, "owner": owner, "name": name,
+        "number": number, "active": row.active, "rating": row.rating, "low": row.low,
+        "high": row.high, "margin": row.margin, "elo": row.elo, "matches": row.matches,
+        "games": row.games, "wins": row.wins, "ties": row.ties, "losses": row.losses,
+        "aborted": row.aborted, "forfeits": dict(row.forfeits),
+    }
+
+
+def pair_json(pair: PairStanding) -> dict[str, Any]:
+    return asdict(pair)
+
+
+def log_json(entry: LogEntry) -> dict[str, Any]:
+    return {"seq": entry.seq, "match": entry.match, "a": entry.a, "b": entry.b,
+            "games": len(entry.scores), "wins": entry.wins, "ties": entry.ties,
+            "losses": entry.losses, "recorded_at": entry.recorded_at}
+
+
+def summary_json(summary: LadderSummary) -> dict[str, Any]:
+    return {**ladder_json(summary.ladder), "status": status_json(summary.status),
+            "leaders": [standing_json(rank, row)
+                        for rank, row in enumerate(summary.leaders, 1)]}
+
+
+def snapshot_json(snap: LadderSnapshot) -> dict[str, Any]:
+    return {
+        "ladder": ladder_json(snap.ladder),
+        "version": snap.board.version,
+        "computed_at": snap.board.computed_at,
+        "status": status_json(snap.status),
+        "standings": [standing_json(rank, row) for rank, row in ranked(snap.board)],
+        "recent": [log_json(e) for e in snap.recent],
+    }
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Row version against column version, from the row's side."""
+
+    games: int
+    wins: int
+    ties: int
+    losses: int
+    los: float
+    fit_los: float | None
+
+    @property
+    def score(self) -> float | None:
+        """The row's score share (ties half), None without rated games."""
+        rated = self.wins + self.ties + self.losses
+        return (self.wins + self.ties / 2) / rated if rated else None
+
+
+def crosstable(board: Leaderboard, limit: int | None = None) -> tuple[list[str],
+                                                                      list[list[Cell | None]]]:
+    """Versions in standings order (the first ``limit``) and the matrix of their cells."""
+    order = [row.version for row in board.standings]
+    if limit is not None:
+        order = order[:limit]
+    matrix: list[list[Cell | None]] = []
+    for a in order:
+        line: list[Cell | None] = []
+        for b in order:
+            pair = board.pair(a, b) if a != b else None
+            line.append(None if pair is None else Cell(pair.games, pair.wins, pair.ties,
+                                                       pair.losses, pair.los, pair.fit_los))
+        matrix.append(line)
+    return order, matrix
+
+
+def crosstable_json(board: Leaderboard) -> dict[str, Any]:
+    order, matrix = crosstable(board)
+    return {
+        "ladder": board.ladder,
+        "version": board.version,
+        "versions": order,
+        "cells": [[None if c is None else {**asdict(c), "score": c.score} for c in line]
+                  for line in matrix],
+        "pairs": [pair_json(p) for p in board.pairs],
+    }
+
+
+# -- matches ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchView:
+    match: Match
+    ladder: Ladder
+    records: tuple[GameRecord, ...]
+
+
+def load_match(arena: Arena, match_id: str, *, replays: bool = True) -> MatchView:
+    match = arena.get_match(match_id)
+    ladder = arena.get_ladder(match.ladder)
+    records: tuple[GameRecord, ...] = ()
+    if replays and match.status is MatchStatus.RECORDED:
+        records = tuple(arena.match_replays(match_id))
+    return MatchView(match, ladder, records)
+
+
+def side_version(match: Match, side: str) -> str:
+    return match.a if side == "a" else match.b
+
+
+def match_json(view: MatchView) -> dict[str, Any]:
+    match = view.match
+    recorded = match.status is MatchStatus.RECORDED
+    data: dict[str, Any] = {
+        "id": match.id, "ladder": match.ladder, "round": match.round, "a": match.a,
+        "b": match.b, "games": match.games, "status": match.status.value,
+        "created_at": match.created_at, "recorded_at": match.recorded_at, "seq": match.seq,
+        # The seed of an unplayed match would let a bot author predict its deals.
+        "seed": match.seed if recorded else None,
+        "replays": len(view.records),
+        "result": None,
+    }
+    result = match.result
+    if result is not None:
+        data["result"] = {
+            "wins": result.wins, "ties": result.ties, "losses": result.losses,
+            "aborted": result.aborted, "seconds": result.seconds,
+            "forfeits": {side_version(match, s): result.forfeits(s) for s in SIDES},
+            "games": [{"index": i, **g.to_json(),
+                       "winner_version": None if g.winner is None
+                       else side_version(match, g.winner)}
+                      for i, g in enumerate(result.games)],
+        }
+    return data
+
+
+def game_json(view: MatchView, index: int) -> dict[str, Any]:
+    """The replay viewer's data for game ``index`` (IndexError if there is none)."""
+    if not 0 <= index < len(view.records):
+        raise IndexError(index)
+    record = view.records[index]
+    data = replay_view(record)
+    a_seat = view.match.a_seat(index)
+    result = view.match.result
+    if result is not None and index < len(result.games):
+        a_seat = result.games[index].a_seat
+    return {"match": view.match.id, "ladder": view.match.ladder, "game": index,
+            "games": len(view.records), "a_seat": a_seat, **data}

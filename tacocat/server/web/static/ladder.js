@@ -1,0 +1,62 @@
+// Live ladder page: server-sent events from /api/ladders/{name}/events.
+//
+// Each "update" event carries the ladder's version and the page fragments, rendered (and
+// escaped) by the server with the same code as the first page load; this script only swaps
+// them in. An update older than what the page shows is ignored; rows whose content changed
+// flash briefly. EventSource reconnects by itself; the badge says whether we are live.
+"use strict";
+
+(function () {
+  const main = document.querySelector("main[data-events]");
+  if (!main || !("EventSource" in window)) return;
+  const live = document.getElementById("live");
+  const liveText = document.getElementById("live-text");
+
+  function setLive(state, text) {
+    live.dataset.state = state;
+    liveText.textContent = text;
+  }
+
+  function rowKeys(root) {
+    const keys = new Map();
+    root.querySelectorAll("tr[data-version], tr[data-match]").forEach((tr) => {
+      keys.set(tr.dataset.version || tr.dataset.match, tr.textContent);
+    });
+    return keys;
+  }
+
+  const applied = new Map(); // fragment -> the HTML it shows (skip identical swaps)
+
+  function apply(update) {
+    const shown = Number(main.dataset.version || "0");
+    if (Number(update.version) < shown) return;
+    for (const [key, html] of Object.entries(update.html)) {
+      const target = document.querySelector('[data-fragment="' + CSS.escape(key) + '"]');
+      if (!target || applied.get(key) === html) continue;
+      applied.set(key, html);
+      const before = rowKeys(target);
+      target.innerHTML = html; // server-rendered, every value escaped there
+      target.querySelectorAll("tr[data-version], tr[data-match]").forEach((tr) => {
+        const key = tr.dataset.version || tr.dataset.match;
+        if (before.size && before.get(key) !== tr.textContent) tr.classList.add("changed");
+      });
+    }
+    main.dataset.version = String(update.version);
+    const at = new Date(update.at * 1000);
+    setLive("live", "live · updated " + at.toLocaleTimeString());
+  }
+
+  const source = new EventSource(main.dataset.events);
+  source.addEventListener("open", () => setLive("live", "live"));
+  source.addEventListener("error", () => {
+    setLive("reconnecting", source.readyState === EventSource.CLOSED ? "offline" : "reconnecting…");
+  });
+  source.addEventListener("update", (event) => {
+    try {
+      apply(JSON.parse(event.data));
+    } catch (err) {
+      console.error("bad live update", err);
+    }
+  });
+  window.addEventListener("pagehide", () => source.close());
+})();
