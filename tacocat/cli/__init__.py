@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import _bench, _play, _up
+from . import _arena_cmds, _bench, _newbot, _play, _serve, _up, _worker
 
 DESCRIPTION = """\
 Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.
@@ -21,6 +21,10 @@ def build_parser() -> argparse.ArgumentParser:
     _up.add_parser(sub)
     _play.add_parser(sub)
     _bench.add_parser(sub)
+    _serve.add_parser(sub)
+    _worker.add_parser(sub)
+    _newbot.add_parser(sub)
+    _arena_cmds.add_parsers(sub)
     return parser
 
 

@@ -10,11 +10,17 @@ import time
 from tacocat.engine import STANDARD, BotDriver, play_game
 from tacocat.engine.bots import RandomBot
 
+from . import _bench_ladder, _bench_referee
+
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
 
   engine   house:random vs house:random in this one process: games per second
            (the median of --repeat runs, after one warm-up run)
+  referee  live decisions per second and turnaround through one gRPC referee process,
+           with --clients live clients in separate processes on loopback
+  ladder   a full round robin of 8 submitted bots through Redis, RQ workers and the
+           sandbox, on 2 workers and on 1: games per second, speedup, overhead share
 """
 
 
@@ -26,6 +32,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     e.add_argument("--games", type=int, default=5000, help="games per run (default 5000)")
     e.add_argument("--repeat", type=int, default=3, help="timed runs; the median is reported")
     e.set_defaults(run=bench_engine)
+    _bench_referee.add_parser(kinds)
+    _bench_ladder.add_parser(kinds)
 
 
 def bench_engine(args: argparse.Namespace) -> int:

@@ -1,1 +1,34 @@
-"""(to be built)"""
+"""The live gRPC referee (``tacocat serve``): bots connect with ``tacocat.sdk.connect``.
+
+With an arena (Redis), the same port serves ``tacocat.v1.Arena`` (``proto/tacocat/v1/
+arena.proto``, :class:`ArenaService`): users and tokens, submissions, ladders, leaderboards.
+
+A client streams ``Referee.Play`` (``proto/tacocat/v1/game.proto``) to play a match against
+a house bot or, with a token, against another live client. The referee drives the engine's
+``Table`` through the SDK's shared loop, gives each decision a time limit, and turns every
+timeout, illegal action, malformed message and disconnect into a forfeit of that game alone.
+Health checking and reflection are on; every finished game's replay record goes to the
+record sinks.
+
+Exceptions::
+
+    ServerError
+     ├── ConfigError     a referee setting is out of range (port, time limit, limits)
+     └── StartError      the referee cannot start (the port is taken, the host unknown)
+"""
+
+from ._arena_auth import AdminToken, ArenaAuthenticator, FirstOf, bootstrap_admin_token
+from ._arena_service import ArenaService
+from ._auth import Authenticator, TokenTable, token_from_metadata
+from ._config import RefereeConfig
+from ._errors import ConfigError, ServerError, StartError
+from ._records import FinishedGame, JsonlRecordFile, RecordLog, RecordSink
+from ._referee import RefereeService
+from ._server import HostedService, RefereeServer, serve
+
+__all__ = [
+    "AdminToken", "ArenaAuthenticator", "ArenaService", "Authenticator", "ConfigError",
+    "FinishedGame", "FirstOf", "HostedService", "JsonlRecordFile", "RecordLog", "RecordSink",
+    "RefereeConfig", "RefereeServer", "RefereeService", "ServerError", "StartError",
+    "TokenTable", "bootstrap_admin_token", "serve", "token_from_metadata",
+]

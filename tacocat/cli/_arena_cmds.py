@@ -1,0 +1,557 @@
+"""The arena commands: ``tacocat submit``, ``bot``, ``ladder``, ``leaderboard``, ``match``,
+``token`` and ``user``. Each is a thin wrapper over :class:`tacocat.sdk.ArenaClient`.
+
+Every command takes ``--server ADDRESS`` (default ``$TACOCAT_ADDRESS`` or localhost:50051) and
+``--token TOKEN`` (default ``$TACOCAT_TOKEN``, then ``$TACOCAT_TOKEN_FILE``, then, for a
+server on this machine, the admin token that ``tacocat serve``/``tacocat up`` saved in
+``.tacocat/data/admin.token``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tacocat.engine import EngineError, Ruleset
+from tacocat.sdk import DEFAULT_ADDRESS, SdkError
+from tacocat.sdk.arena import (
+    ArenaClient,
+    AuthError,
+    LadderStatus,
+    Leaderboard,
+    Match,
+    PermissionDeniedError,
+    VersionStatus,
+)
+
+from ._output import table
+
+if TYPE_CHECKING:
+    Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+
+_TOKEN_HELP = """\
+connection (every arena command):
+  --server ADDRESS   the arena server (default $TACOCAT_ADDRESS, else localhost:50051)
+  --token TOKEN      your token (default $TACOCAT_TOKEN, else the file $TACOCAT_TOKEN_FILE,
+                     else for a server on this machine the admin token in
+                     .tacocat/data/admin.token, which `tacocat serve` and `tacocat up` write)
+"""
+
+
+def _connection(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("connection")
+    group.add_argument("--server", metavar="ADDRESS", default=None,
+                       help=f"arena server host:port (default $TACOCAT_ADDRESS or "
+                            f"{DEFAULT_ADDRESS})")
+    group.add_argument("--token", default=None,
+                       help="your token (default $TACOCAT_TOKEN, $TACOCAT_TOKEN_FILE, or the "
+                            "local server's .tacocat/data/admin.token)")
+
+
+def _command(sub: Sub, name: str, help_text: str, description: str,
+             run: Callable[[argparse.Namespace, ArenaClient], int]) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help_text, description=description + "\n" + _TOKEN_HELP,
+                       formatter_class=argparse.RawTextHelpFormatter)
+    _connection(p)
+    p.set_defaults(run=_with_client(run))
+    return p
+
+
+def _with_client(run: Callable[[argparse.Namespace, ArenaClient], int]
+                 ) -> Callable[[argparse.Namespace], int]:
+    def wrapper(args: argparse.Namespace) -> int:
+        what = " ".join(p for p in (args.command, getattr(args, "action", None)) if p)
+        try:
+            with ArenaClient(args.server, args.token) as client:
+                return run(args, client)
+        except AuthError as exc:
+            print(f"tacocat {what}: {exc}", file=sys.stderr)
+            if exc.status == "UNAUTHENTICATED" and "needs a token" in str(exc):
+                print("  pass --token TOKEN or set TACOCAT_TOKEN; on the server's machine the "
+                      "admin token is in .tacocat/data/admin.token", file=sys.stderr)
+            return 1
+        except PermissionDeniedError as exc:
+            print(f"tacocat {what}: {exc}", file=sys.stderr)
+            return 1
+        except SdkError as exc:
+            print(f"tacocat {what}: {exc}", file=sys.stderr)
+            return 1
+
+    return wrapper
+
+
+def add_parsers(sub: Sub) -> None:
+    _add_submit(sub)
+    _add_bot(sub)
+    _add_ladder(sub)
+    _add_leaderboard(sub)
+    _add_match(sub)
+    _add_token(sub)
+    _add_user(sub)
+
+
+# ------------------------------------------------------------------------------- submit
+
+
+def _add_submit(sub: Sub) -> None:
+    p = _command(sub, "submit", "submit a bot (.py or .zip) to an arena", """\
+Upload a bot as the next version of one of your bots: a single .py file, or a .zip with
+bot.py at its root (at most 1 MiB). The bot is named after the file unless --name says
+otherwise (created on its first submission). The new version is pending until a smoke game
+in the sandbox passes; then it replaces the bot's previous version in all its ladders.
+
+examples:
+  tacocat submit mybot.py --ladder main          # submit and join ladder main
+  tacocat submit dist/tacobot.zip --name tacobot --wait
+""", _submit)
+    p.add_argument("file", type=Path, metavar="FILE", help="the bot: FILE.py or FILE.zip")
+    p.add_argument("--name", help="bot name (default: from the file name)")
+    p.add_argument("--ladder", help="also enter the bot in this ladder")
+    p.add_argument("--wait", action="store_true",
+                   help="wait for the smoke game and report whether the version is active")
+    p.add_argument("--wait-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="how long --wait waits (default 300)")
+
+
+def _submit(args: argparse.Namespace, client: ArenaClient) -> int:
+    done = client.submit(args.file, args.name, args.ladder)
+    version = done.version
+    print(f"submitted {version.id} ({version.size:,} bytes, sha256 {version.sha256[:12]}): "
+          f"{version.status.value}, waits for its smoke game")
+    if done.entry is not None:
+        print(f"{'joined' if done.joined else 'already in'} ladder {done.entry.ladder}")
+    if not args.wait:
+        return 0
+    deadline = time.monotonic() + args.wait_timeout
+    while version.status is VersionStatus.PENDING:
+        if time.monotonic() > deadline:
+            print(f"tacocat submit: {version.id} is still pending after {args.wait_timeout:g} "
+                  "s; is a worker running (tacocat worker)?", file=sys.stderr)
+            return 1
+        time.sleep(0.5)
+        version = next(v for v in client.list_versions(version.bot) if v.id == version.id)
+    if version.status is VersionStatus.REJECTED:
+        print(f"{version.id} was rejected: {version.reason}")
+        return 1
+    print(f"{version.id} is active")
+    return 0
+
+
+# ------------------------------------------------------------------------------- bots
+
+
+def _add_bot(sub: Sub) -> None:
+    p = sub.add_parser("bot", help="list bots and their versions",
+                       description="List the bots of an arena, or one bot's versions.\n\n"
+                                   "examples:\n  tacocat bot list --owner alice\n"
+                                   "  tacocat bot versions alice/tacobot\n",
+                       formatter_class=argparse.RawTextHelpFormatter)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    lst = _command(actions, "list", "list bots", """\
+List the arena's bots (or one owner's) with their version counts and the version that
+plays now.
+
+example:
+  tacocat bot list --owner alice
+""", _bot_list)
+    lst.add_argument("--owner", help="only this user's bots")
+    versions = _command(actions, "versions", "list a bot's versions", """\
+List a bot's versions, oldest first, with their status (pending, active, rejected and why).
+
+example:
+  tacocat bot versions alice/tacobot
+""", _bot_versions)
+    versions.add_argument("bot", metavar="BOT", help="owner/name (or your bot's name)")
+
+
+def _bot_list(args: argparse.Namespace, client: ArenaClient) -> int:
+    bots = client.list_bots(args.owner)
+    if not bots:
+        print("no bots yet: tacocat submit FILE.py")
+        return 0
+    print(table(["bot", "owner", "versions", "plays", "created"],
+                [[b.name, b.owner, b.versions, f"@{b.current}" if b.current else "-",
+                  _when(b.created_at)] for b in bots], align="llrll"))
+    return 0
+
+
+def _bot_versions(args: argparse.Namespace, client: ArenaClient) -> int:
+    versions = client.list_versions(args.bot)
+    print(table(["version", "status", "kind", "bytes", "sha256", "submitted", "reason"],
+                [[v.id, v.status.value, v.kind, f"{v.size:,}", v.sha256[:12],
+                  _when(v.created_at), v.reason] for v in versions], align="lllrlll"))
+    return 0
+
+
+# ------------------------------------------------------------------------------- ladders
+
+
+def _add_ladder(sub: Sub) -> None:
+    p = sub.add_parser("ladder", help="create, join, list and follow ladders",
+                       description="Ladders: round-robin competitions under one ruleset.\n\n"
+                                   "examples:\n  tacocat ladder create main "
+                                   "--games-per-pairing 200\n  tacocat ladder join main "
+                                   "tacobot\n  tacocat ladder status main\n",
+                       formatter_class=argparse.RawTextHelpFormatter)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = _command(actions, "create", "create a ladder (admins)", """\
+Create a ladder (admins only). Every pairing of its bots plays --games-per-pairing games,
+in matches of --games-per-match games (even: duplicate pairs, seats swapped), with
+--decision-seconds per decision.
+
+examples:
+  tacocat ladder create main
+  tacocat ladder create blitz --games-per-pairing 40 --games-per-match 10 \\
+      --decision-seconds 0.2 --ruleset short.toml
+""", _ladder_create)
+    create.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
+    create.add_argument("--games-per-pairing", type=int, metavar="N",
+                        help="games each pair of bots plays (default 200)")
+    create.add_argument("--games-per-match", type=int, metavar="N",
+                        help="games per match, even, dividing the above (default 20)")
+    create.add_argument("--decision-seconds", type=float, metavar="S",
+                        help="time limit per decision (default 1)")
+    create.add_argument("--ruleset", type=Path, metavar="FILE",
+                        help="ruleset .toml or .json (default: the standard rules)")
+    join = _command(actions, "join", "enter a bot in a ladder", """\
+Enter a bot in a ladder (its owner, or an admin). Its newest active version plays; a newer
+version replaces it once active.
+
+example:
+  tacocat ladder join main tacobot
+""", _ladder_join)
+    join.add_argument("ladder", metavar="LADDER")
+    join.add_argument("bot", metavar="BOT", help="your bot's name, or owner/name")
+    status = _command(actions, "status", "how far a ladder got", """\
+Show a ladder's settings and progress: rounds, matches scheduled/recorded/pending, games.
+
+example:
+  tacocat ladder status main
+""", _ladder_status)
+    status.add_argument("ladder", metavar="LADDER")
+    status.add_argument("--json", action="store_true", help="print JSON instead")
+    _command(actions, "list", "list the ladders", """\
+List the arena's ladders and their settings.
+
+example:
+  tacocat ladder list
+""", _ladder_list)
+
+
+def _ladder_create(args: argparse.Namespace, client: ArenaClient) -> int:
+    try:
+        rules = Ruleset.load(args.ruleset) if args.ruleset else None
+    except (OSError, EngineError) as exc:
+        print(f"tacocat ladder create: {exc}", file=sys.stderr)
+        return 2
+    ladder = client.create_ladder(args.name, ruleset=rules,
+                                  games_per_pairing=args.games_per_pairing,
+                                  games_per_match=args.games_per_match,
+                                  decision_seconds=args.decision_seconds)
+    print(f"created ladder {ladder.name}: {ladder.games_per_pairing} games per pairing in "
+          f"{ladder.rounds} matches of {ladder.games_per_match}, "
+          f"{ladder.decision_seconds:g} s per decision, rules {ladder.ruleset.name!r}")
+    return 0
+
+
+def _ladder_join(args: argparse.Namespace, client: ArenaClient) -> int:
+    entry = client.join(args.ladder, args.bot)
+    plays = f"{entry.version} plays" if entry.version else \
+        "it plays once a version passes its smoke game"
+    print(f"{entry.bot} joined ladder {entry.ladder}: {plays}")
+    return 0
+
+
+def _ladder_status(args: argparse.Namespace, client: ArenaClient) -> int:
+    status = client.ladder_status(args.ladder)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(status)))
+        return 0
+    ladder = client.ladder(args.ladder)
+    print(f"ladder {ladder.name}: {ladder.games_per_pairing} games per pairing, matches of "
+          f"{ladder.games_per_match}, {ladder.decision_seconds:g} s per decision, rules "
+          f"{ladder.ruleset.name!r}, created by {ladder.created_by} {_when(ladder.created_at)}")
+    print(status_line(status))
+    return 0
+
+
+def _ladder_list(args: argparse.Namespace, client: ArenaClient) -> int:
+    ladders = client.list_ladders()
+    if not ladders:
+        print("no ladders yet: an admin runs tacocat ladder create NAME")
+        return 0
+    print(table(["ladder", "games/pairing", "games/match", "s/decision", "rules", "created by"],
+                [[lad.name, lad.games_per_pairing, lad.games_per_match,
+                  f"{lad.decision_seconds:g}", lad.ruleset.name, lad.created_by]
+                 for lad in ladders], align="lrrrll"))
+    return 0
+
+
+def status_line(status: LadderStatus) -> str:
+    share = status.games_toward_target / status.games_target if status.games_target else 1.0
+    state = "complete" if status.complete else "playing"
+    return (f"{status.entries} bots ({status.playing} playing) · round "
+            f"{status.rounds_completed}/{status.rounds} · games {status.games_toward_target}/"
+            f"{status.games_target} ({share:.0%}) · matches {status.matches_recorded} recorded, "
+            f"{status.matches_pending} pending, {status.matches_cancelled} cancelled · {state}")
+
+
+# ------------------------------------------------------------------------------- leaderboard
+
+
+def _add_leaderboard(sub: Sub) -> None:
+    p = _command(sub, "leaderboard", "a ladder's standings", """\
+Show a ladder's standings: rank, bot, version, owner, rating ± its 95% interval (batch
+Bradley-Terry fit), live Elo, rated games, wins/ties/losses and forfeits by reason. Retired
+versions keep their line, marked *. With --watch, redraw on every change until Ctrl-C.
+
+examples:
+  tacocat leaderboard main
+  tacocat leaderboard main --watch
+  tacocat leaderboard main --json > standings.json
+""", _leaderboard)
+    p.add_argument("ladder", metavar="LADDER")
+    p.add_argument("--watch", action="store_true", help="follow live changes")
+    p.add_argument("--json", action="store_true", help="print JSON (with --watch: one line "
+                                                        "per update)")
+    p.add_argument("--pairs", action="store_true", help="also show the head-to-head records")
+
+
+def _leaderboard(args: argparse.Namespace, client: ArenaClient) -> int:
+    if not args.watch:
+        board = client.leaderboard(args.ladder)
+        if args.json:
+            print(json.dumps(dataclasses.asdict(board)))
+        else:
+            print(leaderboard_text(board, pairs=args.pairs))
+        return 0
+    tty = sys.stdout.isatty() and not args.json
+    for update in client.watch(args.ladder):
+        if args.json:
+            print(json.dumps({"event": update.event,
+                              "leaderboard": dataclasses.asdict(update.leaderboard),
+                              "status": dataclasses.asdict(update.status)}), flush=True)
+            continue
+        text = leaderboard_text(update.leaderboard, pairs=args.pairs) + "\n" + \
+            status_line(update.status)
+        if tty:
+            sys.stdout.write("\033[H\033[2J" + text + "\n(watching; Ctrl-C to stop)\n")
+        else:
+            sys.stdout.write(text + "\n\n")
+        sys.stdout.flush()
+    return 0
+
+
+def leaderboard_text(board: Leaderboard, *, pairs: bool = False) -> str:
+    """The standings as an aligned table, with a title line."""
+    title = f"ladder {board.ladder} · {board.version} matches recorded"
+    if not board.standings:
+        return title + "\n(no bots play yet)"
+    rows = []
+    for s in board.standings:
+        owner, _, name = s.bot.partition("/")
+        rating = "-" if s.rating is None else f"{s.rating:.0f}"
+        margin = "" if s.margin is None else f"± {s.margin:.0f}"
+        forfeits = ", ".join(f"{fault} {n}" for fault, n in s.forfeits.items()) or "-"
+        rows.append([s.rank, name + ("" if s.active else " *"),
+                     "@" + s.version.rpartition("@")[2], owner, rating, margin,
+                     f"{s.elo:.0f}", s.games, f"{s.wins}/{s.ties}/{s.losses}", forfeits])
+    text = title + "\n" + table(
+        ["#", "bot", "version", "owner", "rating", "95%", "Elo", "games", "W/T/L", "forfeits"],
+        rows, align="rlllrlrrrl")
+    if any(not s.active for s in board.standings):
+        text += "\n* retired: a newer version of the bot plays"
+    if pairs and board.pairs:
+        text += "\n\n" + table(
+            ["A", "B", "games", "W/T/L (A)", "LOS(A>B)"],
+            [[p.a, p.b, p.games, f"{p.wins}/{p.ties}/{p.losses}", f"{p.los:.0%}"]
+             for p in board.pairs], align="llrrr")
+    return text
+
+
+# ------------------------------------------------------------------------------- matches
+
+
+def _add_match(sub: Sub) -> None:
+    p = _command(sub, "match", "a match's result and replays", """\
+Show a recorded match (per-game results, totals, forfeits) or a ladder's recent matches,
+and save a match's replays: a .jsonl file of RULES.md §8 records, one game per line (or the
+stored .jsonl.gz as it is, when FILE ends in .gz).
+
+examples:
+  tacocat match main.3.5f0c2a9e1b7d4c36 --replays match.jsonl
+  tacocat match --ladder main            # the ladder's latest matches
+""", _match)
+    p.add_argument("match", metavar="MATCH_ID", nargs="?", help="LADDER.ROUND.DIGEST")
+    p.add_argument("--ladder", help="list this ladder's matches instead")
+    p.add_argument("--count", type=int, default=20, help="with --ladder: how many (default 20)")
+    p.add_argument("--replays", type=Path, metavar="FILE",
+                   help="save the replays (FILE.jsonl, or FILE.jsonl.gz as stored)")
+    p.add_argument("--json", action="store_true", help="print JSON instead")
+
+
+def _match(args: argparse.Namespace, client: ArenaClient) -> int:
+    if args.ladder:
+        found = client.matches(args.ladder, count=10_000)[-args.count:]
+        if args.json:
+            print(json.dumps([dataclasses.asdict(m) for m in found]))
+            return 0
+        print(table(["match", "round", "A", "B", "status", "A: W/T/L"],
+                    [[m.id, m.round, m.a, m.b, m.status.value,
+                      f"{m.result.wins}/{m.result.ties}/{m.result.losses}" if m.result else "-"]
+                     for m in found], align="lrllll") if found else "no matches yet")
+        return 0
+    if not args.match:
+        print("tacocat match: give a MATCH_ID, or --ladder LADDER", file=sys.stderr)
+        return 2
+    match = client.match(args.match)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(match)))
+    else:
+        print(match_text(match))
+    if args.replays:
+        blob = client.replays_blob(match.id)
+        if not blob:
+            print(f"tacocat match: {match.id} has no replays (yet)", file=sys.stderr)
+            return 1
+        if args.replays.suffix == ".gz":
+            args.replays.write_bytes(blob)
+        else:
+            records = client.replays(match.id)
+            args.replays.write_text("".join(r.dumps() + "\n" for r in records),
+                                    encoding="utf-8")
+        print(f"saved the replays of {match.id} to {args.replays}", file=sys.stderr)
+    return 0
+
+
+def match_text(match: Match) -> str:
+    lines = [f"match {match.id}: {match.a} vs {match.b}, round {match.round}, "
+             f"{match.games} games, {match.status.value}"]
+    result = match.result
+    if result is None:
+        return lines[0]
+    lines.append(f"{match.a}: {result.wins} won, {result.ties} tied, {result.losses} lost"
+                 + (f", {result.aborted} aborted" if result.aborted else "")
+                 + f" ({result.seconds:.1f} s{', ' + result.worker if result.worker else ''})")
+    for side, name, forfeits in (("a", match.a, result.forfeits_a),
+                                 ("b", match.b, result.forfeits_b)):
+        if forfeits:
+            shown = ", ".join(f"{fault} {n}" for fault, n in forfeits.items())
+            lines.append(f"forfeits of {name} ({side.upper()}): {shown}")
+    rows = [[i, g.a_seat, g.winner.upper() if g.winner else "-", g.reason.value,
+             f"{g.fault.value} by {g.offender.upper()}" if g.fault and g.offender else "",
+             f"{g.rounds[0]}-{g.rounds[1]}"] for i, g in enumerate(result.games)]
+    lines.append(table(["game", "A's seat", "winner", "reason", "forfeit", "rounds A-B"],
+                       rows, align="rrllll"))
+    if match.seed:
+        lines.append(f"seed {match.seed}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------- tokens, users
+
+
+def _add_token(sub: Sub) -> None:
+    p = sub.add_parser("token", help="create and list tokens",
+                       description="API tokens (tct_...): send one with --token or "
+                                   "TACOCAT_TOKEN.\n\nexamples:\n  tacocat token create --user"
+                                   " alice --label laptop\n  tacocat token list\n",
+                       formatter_class=argparse.RawTextHelpFormatter)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = _command(actions, "create", "create a token", """\
+Create a token for yourself, or (admins) for another user. The token is printed once, alone
+on stdout (so `export TACOCAT_TOKEN=$(tacocat token create)` works); it is stored hashed
+and cannot be shown again.
+
+examples:
+  tacocat token create --user alice --label laptop
+  export TACOCAT_TOKEN=$(tacocat token create --label ci)
+""", _token_create)
+    create.add_argument("--user", help="whose token (default: yours; others' need an admin)")
+    create.add_argument("--label", default="", help="a note to tell tokens apart")
+    lst = _command(actions, "list", "list tokens (never their plaintext)", """\
+List your tokens (admins: --user anyone's) by id, label and creation time.
+
+example:
+  tacocat token list
+""", _token_list)
+    lst.add_argument("--user", help="whose tokens (default: yours)")
+    revoke = _command(actions, "revoke", "revoke a token", """\
+Revoke a token by its id (from `tacocat token list`).
+
+example:
+  tacocat token revoke 3f9a0c1e5b7d2468
+""", _token_revoke)
+    revoke.add_argument("id", metavar="TOKEN_ID")
+    revoke.add_argument("--user", help="whose token (default: yours)")
+
+
+def _token_create(args: argparse.Namespace, client: ArenaClient) -> int:
+    made = client.create_token(args.user, label=args.label)
+    print(f"token for {made.info.user} (id {made.info.id}); shown once, keep it secret:",
+          file=sys.stderr)
+    print(made.token)
+    return 0
+
+
+def _token_list(args: argparse.Namespace, client: ArenaClient) -> int:
+    tokens = client.list_tokens(args.user)
+    print(table(["id", "user", "label", "created"],
+                [[t.id, t.user, t.label, _when(t.created_at)] for t in tokens], align="llll"))
+    return 0
+
+
+def _token_revoke(args: argparse.Namespace, client: ArenaClient) -> int:
+    client.revoke_token(args.id, args.user)
+    print(f"revoked token {args.id}")
+    return 0
+
+
+def _add_user(sub: Sub) -> None:
+    p = sub.add_parser("user", help="create users (admins), show who you are",
+                       description="Users own bots and tokens.\n\nexamples:\n  tacocat user "
+                                   "create alice\n  tacocat user whoami\n",
+                       formatter_class=argparse.RawTextHelpFormatter)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = _command(actions, "create", "create a user (admins)", """\
+Create a user (admins only), then give them a token with `tacocat token create --user NAME`.
+
+examples:
+  tacocat user create alice
+  tacocat user create bob --admin
+""", _user_create)
+    create.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
+    create.add_argument("--admin", action="store_true", help="may create users and ladders")
+    _command(actions, "whoami", "the user your token belongs to", """\
+Show the user your token belongs to.
+
+example:
+  TACOCAT_TOKEN=tct_... tacocat user whoami
+""", _user_whoami)
+
+
+def _user_create(args: argparse.Namespace, client: ArenaClient) -> int:
+    user = client.create_user(args.name, admin=args.admin)
+    print(f"created {'admin ' if user.admin else ''}user {user.name}; give them a token: "
+          f"tacocat token create --user {user.name}")
+    return 0
+
+
+def _user_whoami(args: argparse.Namespace, client: ArenaClient) -> int:
+    user = client.whoami()
+    print(f"{user.name}{' (admin)' if user.admin else ''}, token from {client.token_source}")
+    return 0
+
+
+# ------------------------------------------------------------------------------- helpers
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")

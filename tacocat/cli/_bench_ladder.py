@@ -1,0 +1,309 @@
+"""``tacocat bench ladder``: a whole round robin through the real arena, timed.
+
+Starts an embedded Redis and ``tacocat worker`` processes, submits 8 bots (the house bots
+and variants of them, as ordinary ``.py`` uploads: each one is smoke-tested, then played
+sandboxed through ``python -m tacocat.sdk.host`` like any user's bot), and plays a full round
+robin (28 pairings x ``--games-per-pairing`` games) on ``--workers`` workers, then again on
+one worker. Each run is a fresh ladder; the clock runs from the bots joining the ladder to
+its last result being recorded, scheduling and recording included.
+
+Prints progress on stderr and ends with one JSON line on stdout:
+
+- seconds / games_per_second: the ``--workers`` runs (median over ``--repeat`` runs);
+- speedup_2_vs_1: games per second on ``--workers`` workers over that on one worker;
+- overhead_share: the share of the match jobs' time (as the RQ workers measured it: fork,
+  bookkeeping, the job, its result) spent outside games: starting and stopping bots,
+  unpacking, recording, RQ itself. ``overhead`` breaks it down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+BOTS: Final[dict[str, str]] = {
+    # name -> the body of a bot.py; each subclasses a house bot, so the field has a spread.
+    "random-a": "from tacocat.engine.bots import RandomBot\n\n\nclass Bench(RandomBot):\n"
+                "    def __init__(self) -> None:\n        super().__init__(1)\n",
+    "random-b": "from tacocat.engine.bots import RandomBot\n\n\nclass Bench(RandomBot):\n"
+                "    def __init__(self) -> None:\n        super().__init__(2)\n",
+    "greedy": "from tacocat.engine.bots import GreedyBot\n\n\nclass Bench(GreedyBot):\n"
+              "    pass\n",
+    "strong": "from tacocat.engine.bots import HOUSE_BOTS\n\n_Base = HOUSE_BOTS['strong']\n\n\n"
+              "class Bench(_Base):  # type: ignore[misc,valid-type]\n    pass\n",
+    "passive": "from tacocat.engine import Bot\n\n\nclass Bench(Bot):\n    name = 'passive'\n",
+    "greedy-keep": "from tacocat.engine.bots import GreedyBot\n\n\nclass Bench(GreedyBot):\n"
+                   "    def replace(self, obs):\n        return ()\n",
+    "greedy-mixed": "import random\n\nfrom tacocat.engine.bots import GreedyBot, RandomBot\n\n\n"
+                    "class Bench(GreedyBot):\n    def __init__(self) -> None:\n"
+                    "        self.rng = random.Random(3)\n        self.wild = RandomBot(4)\n\n"
+                    "    def attack(self, obs):\n        if self.rng.random() < 0.2:\n"
+                    "            return self.wild.attack(obs)\n"
+                    "        return super().attack(obs)\n",
+    "random-c": "from tacocat.engine.bots import RandomBot\n\n\nclass Bench(RandomBot):\n"
+                "    def __init__(self) -> None:\n        super().__init__(5)\n",
+    "greedy-b": "from tacocat.engine.bots import GreedyBot\n\n\nclass Bench(GreedyBot):\n"
+                "    name = 'greedy-b'\n",
+}
+FIELD: Final = 8
+
+
+def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    doc = __doc__ or ""
+    p = kinds.add_parser("ladder", help="a full round robin of 8 submitted bots on the real "
+                                        "workers", description=doc.split("\n\n", 1)[1],
+                         formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--workers", type=int, default=2, help="workers of the main runs (default 2)")
+    p.add_argument("--games-per-pairing", type=int, default=200, metavar="N",
+                   help="games per pairing (default 200: 5,600 games)")
+    p.add_argument("--games-per-match", type=int, default=0, metavar="N",
+                   help="games per match job (default: all of a pairing's games, one job)")
+    p.add_argument("--decision-seconds", type=float, default=1.0, help=argparse.SUPPRESS)
+    p.add_argument("--repeat", type=int, default=1, help="runs per worker count; medians are "
+                                                          "reported (default 1)")
+    p.add_argument("--pin", choices=("all", "bots", "none"), default="all",
+                   help="core pinning of the workers (see tacocat worker --help)")
+    p.add_argument("--no-baseline", action="store_true",
+                   help="skip the one-worker runs (no speedup figure)")
+    p.add_argument("--insecure-no-sandbox", action="store_true",
+                   help="run the bots without the sandbox")
+    p.set_defaults(run=bench_ladder)
+
+
+@dataclass
+class Run:
+    workers: int
+    seconds: float
+    games: int
+    stats: dict[str, float]
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.seconds
+
+
+def bench_ladder(args: argparse.Namespace) -> int:
+    from tacocat.engine import HOUSE_BOTS  # noqa: PLC0415
+
+    gpm = args.games_per_match or args.games_per_pairing
+    if args.workers < 1 or args.repeat < 1 or gpm < 2 or args.games_per_pairing % gpm:
+        print("tacocat bench ladder: --workers and --repeat must be >= 1, and "
+              "--games-per-match must divide --games-per-pairing", file=sys.stderr)
+        return 2
+    names = [n for n in BOTS if n != "strong" or "strong" in HOUSE_BOTS][:FIELD]
+    with tempfile.TemporaryDirectory(prefix="tacocat-bench-") as folder:
+        bench = _Bench(Path(folder), args, names, gpm)
+        try:
+            return bench.run()
+        finally:
+            bench.close()
+
+
+class _Bench:
+    def __init__(self, folder: Path, args: argparse.Namespace, names: Sequence[str],
+                 games_per_match: int) -> None:
+        from redis import Redis  # noqa: PLC0415
+
+        from tacocat.arena import Arena  # noqa: PLC0415
+        from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
+
+        self.args = args
+        self.names = list(names)
+        self.games_per_match = games_per_match
+        self.server = EmbeddedValkey(folder / "redis")
+        self.server.start()
+        self.redis = Redis.from_url(self.server.url)
+        self.arena = Arena(self.redis)
+        token = self.arena.bootstrap_admin()
+        assert token is not None
+        self.admin = self.arena.authenticate(token)
+        self.pool: subprocess.Popen[bytes] | None = None
+        self.pool_size = 0
+        self.pairings = len(self.names) * (len(self.names) - 1) // 2
+        self.games = self.pairings * args.games_per_pairing
+
+    def close(self) -> None:
+        self._stop_pool()
+        self.redis.close()
+        self.server.stop()
+
+    def run(self) -> int:
+        args = self.args
+        _say(f"bench ladder: {len(self.names)} bots ({', '.join(self.names)}), "
+             f"{self.pairings} pairings x {args.games_per_pairing} games = {self.games} games, "
+             f"{self.games_per_match} games per match job, pinning {args.pin}")
+        self._start_pool(args.workers)
+        self._submit()
+        runs: list[Run] = []
+        counts = [args.workers] + ([1] if not args.no_baseline and args.workers != 1 else [])
+        for workers in counts:
+            for repeat in range(args.repeat):
+                self._start_pool(workers)
+                runs.append(self._round_robin(workers, repeat))
+        self._stop_pool()
+        main = [r for r in runs if r.workers == args.workers]
+        base = [r for r in runs if r.workers == 1 and args.workers != 1]
+        seconds = statistics.median(r.seconds for r in main)
+        rate = statistics.median(r.games_per_second for r in main)
+        result: dict[str, Any] = {
+            "games": self.games, "seconds": round(seconds, 2),
+            "games_per_second": round(rate, 1),
+            "overhead_share": round(statistics.median(_overhead(r.stats)["total"] for r in main),
+                                    4),
+            "speedup_2_vs_1": round(rate / statistics.median(r.games_per_second for r in base), 2)
+            if base else None,
+        }
+        if args.workers != 2:
+            result[f"speedup_{args.workers}_vs_1"] = result.pop("speedup_2_vs_1")
+        result["overhead"] = {k: round(statistics.median(_overhead(r.stats)[k] for r in main), 4)
+                              for k in ("bot_processes", "recording", "queue")}
+        result["game_ms"] = round(statistics.median(
+            1000 * r.stats.get("game_seconds", 0.0) / max(1.0, r.stats.get("games", 0.0))
+            for r in main), 2)
+        result["bot_start_ms"] = round(statistics.median(
+            1000 * r.stats.get("bot_start_seconds", 0.0) / max(1.0, r.stats.get("bot_starts", 0.0))
+            for r in main), 1)
+        result["workers"] = args.workers
+        result["pin"] = args.pin
+        result["runs"] = [{"workers": r.workers, "seconds": round(r.seconds, 2),
+                           "games_per_second": round(r.games_per_second, 1)} for r in runs]
+        print(json.dumps(result), flush=True)
+        return 0
+
+    # -- phases --------------------------------------------------------------------------------
+
+    def _submit(self) -> None:
+        """Submit every bot and wait until the workers' smoke tests activated them all."""
+        from tacocat.arena import VersionStatus  # noqa: PLC0415
+
+        versions = [self.arena.submit_bot(self.admin, name, "bot.py", BOTS[name].encode()).id
+                    for name in self.names]
+        deadline = time.monotonic() + 120
+        while True:
+            states = [self.arena.get_version(v) for v in versions]
+            bad = [v for v in states if v.status is VersionStatus.REJECTED]
+            if bad:
+                raise SystemExit(f"bench ladder: {bad[0].id} was rejected: {bad[0].reason}")
+            if all(v.status is VersionStatus.ACTIVE for v in states):
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit("bench ladder: the smoke tests did not finish in 120 s")
+            time.sleep(0.1)
+        _say(f"bench ladder: {len(versions)} bots submitted and smoke-tested")
+
+    def _round_robin(self, workers: int, repeat: int) -> Run:
+        from tacocat.worker import worker_stats  # noqa: PLC0415
+
+        ladder = f"bench-{workers}w-{repeat + 1}"
+        self.arena.create_ladder(self.admin, ladder, games_per_pairing=self.args.games_per_pairing,
+                                 games_per_match=self.games_per_match,
+                                 decision_seconds=self.args.decision_seconds)
+        matches = self.pairings * (self.args.games_per_pairing // self.games_per_match)
+        before = worker_stats(self.redis)
+        started = time.perf_counter()
+        for name in self.names:
+            self.arena.join_ladder(self.admin, name, ladder)
+        counters = self.arena.keys.counters(ladder)
+        shown = 0.0
+        while True:
+            done, games = (int(x or 0) for x in self.redis.hmget(counters, ["results", "games"]))
+            now = time.perf_counter()
+            if done >= matches:
+                break
+            if now - shown >= (0.25 if sys.stderr.isatty() else 5.0):
+                shown = now
+                _progress(ladder, games, self.games, now - started)
+            if now - started > 900:
+                raise SystemExit(f"bench ladder: {ladder} did not finish in 900 s")
+            time.sleep(0.05)
+        seconds = time.perf_counter() - started
+        # The last jobs' wall time is counted by their RQ workers just after the result.
+        deadline = time.monotonic() + 10
+        while True:
+            after = worker_stats(self.redis)
+            counted = after.get("match_jobs", 0.0) - before.get("match_jobs", 0.0)
+            if counted >= matches or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        stats = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
+        _progress(ladder, games, self.games, seconds, end=True)
+        return Run(workers, seconds, games, stats)
+
+    # -- the worker pool -----------------------------------------------------------------------
+
+    def _start_pool(self, workers: int) -> None:
+        from rq import Worker  # noqa: PLC0415
+
+        if self.pool is not None and self.pool_size == workers:
+            return
+        self._stop_pool()
+        command = [sys.executable, "-m", "tacocat.cli", "worker", "--workers", str(workers),
+                   "--redis-url", self.server.url, "--pin", self.args.pin,
+                   "--log-level", "WARNING", "--wait", "1"]
+        if self.args.insecure_no_sandbox:
+            command.append("--insecure-no-sandbox")
+        self.pool = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        self.pool_size = workers
+        deadline = time.monotonic() + 60
+        while len(Worker.all(connection=self.redis)) < workers:
+            if self.pool.poll() is not None:
+                raise SystemExit(f"bench ladder: tacocat worker exited ({self.pool.returncode})")
+            if time.monotonic() > deadline:
+                raise SystemExit("bench ladder: the workers did not start in 60 s")
+            time.sleep(0.05)
+
+    def _stop_pool(self) -> None:
+        if self.pool is None:
+            return
+        self.pool.send_signal(signal.SIGTERM)
+        try:
+            self.pool.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.pool.pid, signal.SIGKILL)
+            self.pool.wait()
+        self.pool = None
+        # RQ forgets a stopped worker's registration at once; wait so counts stay exact.
+        from rq import Worker  # noqa: PLC0415
+
+        deadline = time.monotonic() + 10
+        while Worker.all(connection=self.redis) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def _overhead(stats: dict[str, float]) -> dict[str, float]:
+    """Shares of the match jobs' time: outside games in total, and by kind."""
+    job = stats.get("match_job_seconds", 0.0)
+    if job <= 0:
+        return {"total": 0.0, "bot_processes": 0.0, "recording": 0.0, "queue": 0.0}
+    games = stats.get("game_seconds", 0.0)
+    bots = stats.get("bot_start_seconds", 0.0) + stats.get("bot_stop_seconds", 0.0)
+    recording = stats.get("record_seconds", 0.0)
+    return {"total": 1 - games / job, "bot_processes": bots / job, "recording": recording / job,
+            "queue": max(0.0, job - games - bots - recording) / job}
+
+
+def _progress(ladder: str, games: int, total: int, seconds: float, *, end: bool = False) -> None:
+    rate = games / seconds if seconds > 0 else 0.0
+    text = (f"bench ladder: {ladder}: {games}/{total} games, {seconds:5.1f} s, "
+            f"{rate:6.1f} games/s")
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + text + ("\n" if end else ""))
+        sys.stderr.flush()
+    else:
+        _say(text)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

@@ -1,0 +1,202 @@
+"""``tacocat bench referee``: live decisions per second through one referee process.
+
+Starts ``tacocat serve`` as its own process, then ``--clients`` live clients spread over
+``--procs`` client processes (each runs its share as concurrent streams on one event loop,
+one gRPC connection per client), all on loopback. Every client plays ``--games`` games
+against ``house:greedy`` with the SDK's ``connect_async`` and a greedy bot that notes when
+each of its decisions ends and the next one begins.
+
+- decisions_per_second: live decisions (round trips) answered while every client was
+  playing, i.e. over the window from the last client's first decision to the first
+  client's last one; house-bot decisions made inside the referee are not counted.
+- p50_ms / p99_ms: the client's wait between answering and being asked again (within a
+  game): the referee's turnaround including both network legs and the house bot's moves.
+
+The whole run is repeated ``--repeat`` times against the same referee; the figures are the
+medians over runs (per-run figures are in "runs").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tacocat.engine import Observation, Outcome, Ruleset
+from tacocat.engine.bots import GreedyBot
+
+DESCRIPTION = __doc__.split("\n\n", 1)[1] if __doc__ else ""
+
+
+def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    r = kinds.add_parser("referee", help="live decisions per second through the gRPC referee",
+                         description=DESCRIPTION,
+                         formatter_class=argparse.RawTextHelpFormatter)
+    r.add_argument("--clients", type=int, default=64, help="live clients (default 64)")
+    r.add_argument("--procs", type=int, default=0,
+                   help="client processes (default: one per 16 clients)")
+    r.add_argument("--games", type=int, default=16, help="games per client per run")
+    r.add_argument("--repeat", type=int, default=3, help="runs; medians are reported")
+    r.add_argument("--opponent", default="house:greedy",
+                   help="house:NAME, or 'live' to pair the clients with each other")
+    r.set_defaults(run=bench_referee)
+
+
+def bench_referee(args: argparse.Namespace) -> int:
+    if args.clients < 1 or args.games < 1:
+        print("tacocat bench referee: --clients and --games must be at least 1", file=sys.stderr)
+        return 2
+    procs = args.procs or max(1, (args.clients + 15) // 16)
+    command = [sys.executable, "-m", "tacocat.cli", "serve", "--port", "0",
+               "--time-limit", "30", "--log-level", "WARNING", "--max-games", "100000",
+               "--no-arena"]
+    live = args.opponent == "live"
+    if live:
+        command += [arg for i in range(args.clients) for arg in ("--player", f"c{i}=t{i}")]
+    referee = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert referee.stdout is not None
+        line = referee.stdout.readline()
+        if "listening on" not in line:
+            print(f"tacocat bench referee: the referee did not start: {line!r}", file=sys.stderr)
+            return 1
+        address = line.rsplit(" ", 1)[1].strip()
+        runs = [_one_run(address, args.clients, procs, args.games, args.opponent)
+                for _ in range(max(1, args.repeat))]
+    finally:
+        referee.terminate()
+        referee.wait(10)
+    print(json.dumps({
+        "clients": args.clients,
+        "decisions_per_second": round(statistics.median(r["decisions_per_second"]
+                                                        for r in runs), 1),
+        "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
+        "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
+        "runs": runs,
+    }))
+    return 0
+
+
+def _one_run(address: str, clients: int, procs: int, games: int,
+             opponent: str) -> dict[str, float]:
+    shares = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
+    workers = []
+    first = 0
+    for share in shares:
+        workers.append(subprocess.Popen(
+            [sys.executable, "-c", _CLIENT_MAIN, address, str(first), str(share), str(games),
+             opponent], stdout=subprocess.PIPE, text=True))
+        first += share
+    reports: list[dict[str, Any]] = []
+    for worker in workers:
+        out, _ = worker.communicate()
+        if worker.returncode != 0:
+            raise SystemExit(f"a bench client process failed (exit {worker.returncode})")
+        reports.extend(json.loads(line) for line in out.splitlines() if line.strip())
+    start = max(r["times"][0] for r in reports)
+    end = min(r["times"][-1] for r in reports)
+    decisions = sum(sum(1 for t in r["times"] if start <= t <= end) for r in reports)
+    waits = sorted(w for r in reports for t, w in zip(r["wait_times"], r["waits"], strict=True)
+                   if start <= t <= end)
+    return {
+        "decisions_per_second": round(decisions / max(end - start, 1e-9), 1),
+        "p50_ms": round(_percentile(waits, 0.50) * 1000, 2),
+        "p99_ms": round(_percentile(waits, 0.99) * 1000, 2),
+        "window_s": round(end - start, 2),
+        "decisions": decisions,
+    }
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+class _TimedGreedy(GreedyBot):
+    """Greedy, noting when each decision starts and how long it waited since the last one."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.waits: list[float] = []
+        self.wait_times: list[float] = []
+        self._last = 0.0
+
+    def on_game_start(self, seat: int, ruleset: Ruleset, opponent: str) -> None:
+        self._last = 0.0
+
+    def _tick(self) -> None:
+        now = time.time()
+        if self._last:
+            self.waits.append(now - self._last)
+            self.wait_times.append(now)
+        self.times.append(now)
+
+    def _tock(self) -> None:
+        self._last = time.time()
+
+    def replace(self, obs: Observation) -> Sequence[int]:
+        self._tick()
+        try:
+            return super().replace(obs)
+        finally:
+            self._tock()
+
+    def duel(self, obs: Observation) -> int:
+        self._tick()
+        try:
+            return super().duel(obs)
+        finally:
+            self._tock()
+
+    def attack(self, obs: Observation) -> Sequence[int]:
+        self._tick()
+        try:
+            return super().attack(obs)
+        finally:
+            self._tock()
+
+    def defend(self, obs: Observation) -> Sequence[int]:
+        self._tick()
+        try:
+            return super().defend(obs)
+        finally:
+            self._tock()
+
+    def on_game_end(self, outcome: Outcome, seat: int) -> None:
+        self._last = 0.0
+
+
+async def _clients(address: str, first: int, count: int, games: int, opponent: str) -> None:
+    from tacocat.sdk import LIVE, connect_async  # noqa: PLC0415 - only the client processes
+
+    bots = [_TimedGreedy() for _ in range(count)]
+    live = opponent == LIVE
+    # One connection per client, as separate players would have.
+    options = [("grpc.use_local_subchannel_pool", 1)]
+    await asyncio.gather(*(
+        connect_async(bot, address, f"t{first + i}" if live else None, games=games,
+                      opponent=None if live else opponent, name=f"bench{first + i}",
+                      options=options)
+        for i, bot in enumerate(bots)))
+    for bot in bots:
+        print(json.dumps({"times": bot.times, "waits": bot.waits,
+                          "wait_times": bot.wait_times}))
+
+
+def client_main(argv: Sequence[str]) -> None:
+    """A client process: ``ADDRESS FIRST COUNT GAMES OPPONENT``; one JSON line per client."""
+    from ._serve import run_async  # noqa: PLC0415
+
+    address, first, count, games, opponent = argv
+    run_async(_clients(address, int(first), int(count), int(games), opponent))
+
+
+_CLIENT_MAIN = ("import sys; from tacocat.cli._bench_referee import client_main; "
+                "client_main(sys.argv[1:])")

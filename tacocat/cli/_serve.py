@@ -1,0 +1,172 @@
+"""``tacocat serve``: run the live gRPC referee."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tacocat.engine import STANDARD, EngineError, Ruleset
+from tacocat.sdk import DEFAULT_PORT, DEFAULT_TIME_LIMIT
+
+from . import _arena_serve
+
+DEFAULT_WEB_PORT = 8080
+
+DESCRIPTION = f"""\
+Run the live referee: bots connect with tacocat.sdk.connect() and play house bots or,
+with a token, each other. Each decision has a time limit; a timeout, an illegal action,
+a malformed message or a disconnect forfeits that game only. gRPC health checking and
+server reflection are on. Stops cleanly on Ctrl-C / SIGTERM (running games are aborted
+and recorded as such).
+
+The same port serves the arena API (tacocat submit, ladder, leaderboard, token, user)
+on the Redis of --redis-url / $REDIS_URL, or else on an embedded Redis persisting to
+--data-dir. On the first start it creates the admin and prints the admin token once; it
+also saves it (mode 0600) to DATA_DIR/admin.token, where the CLI on this machine finds it.
+--no-arena serves the referee alone.
+
+Prints "referee listening on HOST:PORT" once it accepts connections.
+
+examples:
+  tacocat serve                                   # localhost:{DEFAULT_PORT}, house bots only
+  tacocat serve --player alice=s3cret --player bob=hunter2 --records games.jsonl
+  tacocat serve --host 0.0.0.0 --port 0 --time-limit 0.5
+  REDIS_URL=redis://redis:6379/0 tacocat serve --host 0.0.0.0   # production Redis
+  tacocat serve --no-arena                        # the referee alone, no Redis
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("serve", help="run the live gRPC referee", description=DESCRIPTION,
+                       formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0 or :: for all)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+                   help=f"per decision (default {DEFAULT_TIME_LIMIT:g})")
+    p.add_argument("--player", action="append", default=[], metavar="NAME=TOKEN",
+                   help="a live player and its token (repeatable); without any, only "
+                        "anonymous play against house bots")
+    p.add_argument("--records", type=Path, metavar="FILE.jsonl",
+                   help="append every finished game's replay record to this file")
+    p.add_argument("--ruleset", type=Path, help="ruleset .toml or .json (default: standard)")
+    p.add_argument("--max-games", type=int, default=1000, help="most games per match")
+    p.add_argument("--queue-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="how long a client may wait for a live opponent (default 300)")
+    p.add_argument("--grace", type=float, default=5.0, metavar="SECONDS",
+                   help="on shutdown, how long running matches may go on (default 5)")
+    p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    _arena_serve.add_arguments(p)
+    web = p.add_argument_group("web", "the web UI (live leaderboards, replays; needs the arena)")
+    web.add_argument("--web-port", type=int, default=DEFAULT_WEB_PORT, metavar="PORT",
+                     help=f"HTTP port of the web UI on --host (default {DEFAULT_WEB_PORT}; "
+                          "0 picks a free one)")
+    web.add_argument("--no-web", action="store_true", help="serve no web UI")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tacocat.server import (  # noqa: PLC0415 - the server extra loads only when serving
+        JsonlRecordFile,
+        RecordSink,
+        RefereeConfig,
+        RefereeServer,
+        ServerError,
+        TokenTable,
+        serve,
+    )
+
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        tokens = TokenTable(_parse_player(text) for text in args.player)
+        rules = Ruleset.load(args.ruleset) if args.ruleset else STANDARD
+        config = RefereeConfig(host=args.host, port=args.port, time_limit=args.time_limit,
+                               rules=rules, max_games=args.max_games,
+                               queue_timeout=args.queue_timeout)
+    except (ValueError, EngineError, ServerError) as exc:
+        print(f"tacocat serve: {exc}", file=sys.stderr)
+        return 2
+    from tacocat.arena import ArenaError  # noqa: PLC0415
+
+    try:
+        arena = _arena_serve.open_arena(args)
+    except ArenaError as exc:
+        print(f"tacocat serve: {exc}", file=sys.stderr)
+        return 1
+    sinks: list[RecordSink] = []
+    record_file = JsonlRecordFile(args.records) if args.records else None
+    if record_file is not None:
+        sinks.append(record_file)
+    server = RefereeServer(config, sinks=sinks, services=arena.services,
+                           authenticator=arena.authenticator(tokens if args.player else None))
+
+    def ready(server: RefereeServer) -> None:
+        print(f"referee listening on {server.address}", flush=True)
+
+    try:
+        run_async(_with_web(serve(server, grace=args.grace, ready=ready), args, arena))
+    except ServerError as exc:
+        print(f"tacocat serve: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if record_file is not None:
+            record_file.close()
+        arena.close()
+    return 0
+
+
+async def _with_web(serving: Coroutine[Any, Any, None], args: argparse.Namespace,
+                    arena: _arena_serve.ArenaSetup) -> None:
+    """Run ``serving`` with the web UI next to it in the same loop (unless --no-web or
+    --no-arena). Prints "web UI on http://HOST:PORT/" once it listens; the arena service
+    reports that URL to clients (``tacocat up`` prints it)."""
+    if args.no_web or arena.arena is None:
+        await serving
+        return
+    from tacocat.server.web import WebServer  # noqa: PLC0415
+
+    web = WebServer(arena.arena, arena.redis_url, host=args.host, port=args.web_port)
+    try:
+        await web.start()
+    except BaseException:
+        serving.close()
+        raise
+    if arena.service is not None:
+        arena.service.web_url = web.url
+    print(f"web UI on {web.url}", flush=True)
+    try:
+        await serving
+    finally:
+        await web.stop()
+
+
+def _parse_player(text: str) -> tuple[str, str]:
+    """``NAME=TOKEN`` -> (token, name)."""
+    name, sep, token = text.partition("=")
+    if not sep or not name or not token or "/" in name:
+        raise ValueError(f"--player {text!r}: give NAME=TOKEN (a name without '/')")
+    return token, name
+
+
+_T = TypeVar("_T")
+
+
+def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """``asyncio.run`` on uvloop when it is installed (the server extra brings it): a
+    cheaper event loop is most of what one referee process can still gain."""
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    try:
+        import uvloop  # noqa: PLC0415 - optional
+
+        factory = uvloop.new_event_loop
+    except ImportError:
+        pass
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(coroutine)

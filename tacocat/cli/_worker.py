@@ -1,0 +1,114 @@
+"""``tacocat worker``: the arena's RQ workers and the dispatcher."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from tacocat.arena import DEFAULT_PREFIX, EmbeddedServerError, RedisUnavailable
+from tacocat.sdk.arena import DEFAULT_DATA_DIR
+
+DESCRIPTION = """\
+Play the arena's matches. Runs --workers RQ worker processes (default: one per core) on the
+arena's Redis, each pinned to its own core together with the two bot processes of the match
+it plays, and the dispatcher, which schedules round-robin matches, re-enqueues matches whose
+worker died, and smoke-tests new submissions (one dispatcher is active per Redis, however
+many `tacocat worker`s run: start more on more machines to scale out).
+
+A match job starts each bot once, sandboxed (bubblewrap, seccomp, rlimits; see
+docs/SECURITY.md), plays all the match's games, and records the result exactly once.
+Timeouts, crashes, illegal moves and protocol garbage forfeit games, never the job; a bot
+that keeps failing forfeits the rest of its match.
+
+Redis: --redis-url, else $REDIS_URL, else an embedded server persisting to --data-dir.
+Ctrl-C / SIGTERM stops everything it started: running matches get --grace seconds to
+finish, then their bots are killed (an unfinished match is re-run later).
+
+examples:
+  tacocat worker                          # one worker per core, embedded Redis
+  REDIS_URL=redis://db:6379/0 tacocat worker --workers 8
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("worker", help="run the arena's match workers and dispatcher",
+                       description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="worker processes (default: one per core, here "
+                        f"{len(os.sched_getaffinity(0))})")
+    p.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""), metavar="URL",
+                   help="the arena's Redis (default $REDIS_URL; without one, an embedded "
+                        "server in --data-dir)")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR",
+                   help=f"embedded Redis data (default {DEFAULT_DATA_DIR})")
+    p.add_argument("--prefix", default=DEFAULT_PREFIX, help=argparse.SUPPRESS)
+    p.add_argument("--insecure-no-sandbox", action="store_true",
+                   help="run submitted bots WITHOUT the sandbox (trusted bots only)")
+    p.add_argument("--pin", choices=("all", "bots", "none"), default="all",
+                   help="core pinning: all = each worker, its matches' referee and bots on "
+                        "one core (default); bots = only the two bots share the worker's "
+                        "core; none = let the kernel place everything")
+    p.add_argument("--no-dispatch", action="store_true",
+                   help="only play jobs; never act as the dispatcher")
+    p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
+                   help="at shutdown, how long running matches may go on (default 10)")
+    tuning = p.add_argument_group("tuning")
+    tuning.add_argument("--max-restarts", type=int, default=3, metavar="N",
+                        help="restarts of a failing bot within one match before it forfeits "
+                             "the rest of the match (default 3)")
+    tuning.add_argument("--lease", type=float, default=10.0, metavar="SECONDS",
+                        help="a running match's lease: how soon a dead worker's match is "
+                             "re-run (default 10)")
+    tuning.add_argument("--smoke-decision-seconds", type=float, default=1.0,
+                        metavar="SECONDS", help="time per decision in smoke tests (default 1)")
+    tuning.add_argument("--bot-memory-mb", type=int, default=1024, metavar="MB",
+                        help="address space per bot process (default 1024)")
+    tuning.add_argument("--bot-cpu-seconds", type=int, default=600, metavar="SECONDS",
+                        help="CPU time per bot process over its match (default 600)")
+    tuning.add_argument("--wait", type=float, default=5.0, help=argparse.SUPPRESS)
+    p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tacocat.arena._valkey import redis_url_or_embedded  # noqa: PLC0415
+    from tacocat.worker import WorkerPool, WorkerSettings  # noqa: PLC0415
+    from tacocat.worker.sandbox import SandboxUnavailableError, use_sandbox  # noqa: PLC0415
+
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s worker %(levelname)s %(message)s",
+                        datefmt="%H:%M:%S")
+    log = logging.getLogger("tacocat.worker")
+    try:
+        sandboxed = use_sandbox(insecure_no_sandbox=args.insecure_no_sandbox, logger=log)
+        settings = WorkerSettings(
+            prefix=args.prefix, sandbox=sandboxed, pinning=args.pin,
+            max_restarts=args.max_restarts, lease=args.lease,
+            smoke_decision_seconds=args.smoke_decision_seconds,
+            bot_memory_mb=args.bot_memory_mb, bot_cpu_seconds=args.bot_cpu_seconds,
+        )
+    except (SandboxUnavailableError, ValueError) as exc:
+        print(f"tacocat worker: {exc}", file=sys.stderr)
+        return 2
+    if args.workers < 0:
+        print("tacocat worker: --workers must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        with redis_url_or_embedded(args.redis_url or None, args.data_dir) as url:
+            pool = WorkerPool(url, settings, workers=args.workers,
+                              dispatch=not args.no_dispatch, grace=args.grace, wait=args.wait,
+                              log_level=args.log_level)
+            where = "embedded Redis in " + str(args.data_dir) if not args.redis_url else "Redis"
+
+            def ready(pool: WorkerPool) -> None:
+                print(f"tacocat worker: {pool.workers} worker{'s' * (pool.workers != 1)} on "
+                      f"{where}, queues {settings.smoke_queue}, {settings.match_queue}; "
+                      "Ctrl-C stops", file=sys.stderr, flush=True)
+
+            return pool.run(ready)
+    except (RedisUnavailable, EmbeddedServerError) as exc:
+        print(f"tacocat worker: {exc}", file=sys.stderr)
+        return 1

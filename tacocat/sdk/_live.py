@@ -1,0 +1,127 @@
+"""Live play: any :class:`Bot` against the gRPC referee (``Referee.Play``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Final
+
+import grpc
+import grpc.aio
+from google.protobuf.message import DecodeError
+
+from tacocat.engine import Bot
+
+from ._errors import ConnectionLostError, ProtocolError, SdkError
+from ._protocol import DEFAULT_ADDRESS, MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE, PLAY_METHOD
+from ._session import BotSession, GameResult
+from .proto.v1 import game_pb2 as pb
+
+LIVE: Final = "live"
+"""``opponent=LIVE`` (or ``None``) waits for another live client instead of a house bot."""
+
+CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
+    ("grpc.max_send_message_length", MAX_CLIENT_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_SERVER_MESSAGE),
+    # Pings keep NAT and proxies from dropping a connection while the bot thinks; no more
+    # often than the referee allows (it answers too-frequent pings with GOAWAY).
+    ("grpc.keepalive_time_ms", 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.keepalive_permit_without_calls", 0),
+)
+
+
+def connect(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, *,
+            games: int = 1, opponent: str | None = "house:greedy", seed: str | None = None,
+            name: str | None = None,
+            credentials: grpc.ChannelCredentials | None = None) -> list[GameResult]:
+    """Play a live match at the referee on ``address``; blocks until it ends.
+
+    ``opponent`` is ``house:NAME``, or ``None``/``"live"`` to be paired with another live
+    client that asked for as many games (that needs a ``token``: anonymous clients play
+    house bots only). ``seed`` fixes a house match's deals (practice; the referee picks one
+    otherwise). ``name`` is the bot's name in the records (default ``bot.name``). Pass
+    ``credentials`` (e.g. ``grpc.ssl_channel_credentials()``) for a TLS referee.
+
+    Returns one :class:`GameResult` per game. Raises :class:`RefereeError` when the referee
+    refuses the match and :class:`ConnectionLostError` when the stream fails. A bot that raises
+    forfeits that game only. From inside an event loop, ``await connect_async(...)``.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise SdkError("connect() blocks; inside an event loop use await connect_async(...)")
+    return asyncio.run(connect_async(bot, address, token, games=games, opponent=opponent,
+                                     seed=seed, name=name, credentials=credentials))
+
+
+async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, *,
+                        games: int = 1, opponent: str | None = "house:greedy",
+                        seed: str | None = None, name: str | None = None,
+                        credentials: grpc.ChannelCredentials | None = None,
+                        options: Sequence[tuple[str, int]] = ()) -> list[GameResult]:
+    """:func:`connect` for asyncio code. Many of these can share one event loop, but a
+    bot's decision blocks the loop while it runs."""
+    hello = pb.ClientMessage()
+    play = hello.play
+    play.bot_name = name or bot.name
+    play.games = games
+    play.opponent = "" if opponent is None or opponent == LIVE else opponent
+    play.seed = seed or ""
+    metadata = (("authorization", f"Bearer {token}"),) if token else ()
+    all_options = [*CHANNEL_OPTIONS, *options]
+    channel = (grpc.aio.secure_channel(address, credentials, options=all_options)
+               if credentials is not None else
+               grpc.aio.insecure_channel(address, options=all_options))
+    session = BotSession(bot)
+    async with channel:
+        # Raw bytes both ways: a message that does not parse is this side's protocol error
+        # to report, not an opaque failure inside gRPC.
+        call: grpc.aio.StreamStreamCall[bytes, bytes] = channel.stream_stream(PLAY_METHOD)(
+            metadata=metadata)
+        failed: grpc.aio.AioRpcError | None = None
+        writable = True
+        try:
+            outgoing: bytes | None = hello.SerializeToString()
+            while True:
+                if outgoing is not None and writable:
+                    try:
+                        await call.write(outgoing)
+                    except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as exc:
+                        # The stream is closed (or never opened). Whatever the referee said
+                        # before that (a fatal error, say) is still to be read, and says
+                        # more than this failure does.
+                        writable = False
+                        if isinstance(exc, grpc.aio.AioRpcError):
+                            failed = exc
+                if session.finished:
+                    break
+                try:
+                    data = await call.read()
+                except grpc.aio.AioRpcError as exc:
+                    failed = failed or exc
+                    break
+                if not isinstance(data, bytes):  # grpc.aio.EOF
+                    break
+                try:
+                    msg = pb.ServerMessage.FromString(data)
+                except DecodeError:
+                    raise ProtocolError(f"undecodable message from the referee "
+                                        f"({len(data)} bytes)") from None
+                reply = session.handle(msg)
+                outgoing = reply.SerializeToString() if reply is not None else None
+            if session.finished and writable:
+                await call.done_writing()
+        finally:
+            if not session.finished:
+                call.cancel()
+        if not session.finished:
+            if failed is not None:
+                raise ConnectionLostError(f"live match at {address} failed: {failed.details()}",
+                                          failed.code().name)
+            code = await call.code()
+            raise ConnectionLostError(f"the referee at {address} ended the stream before the "
+                                      f"match ended: {await call.details()}", code.name)
+    return session.results

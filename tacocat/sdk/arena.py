@@ -1,0 +1,71 @@
+"""The arena API from Python: :class:`ArenaClient`, what it returns, and what it raises.
+
+``from tacocat.sdk.arena import ArenaClient, Leaderboard, NotFoundError`` (``ArenaClient``
+and the errors are also in :mod:`tacocat.sdk`). See :mod:`tacocat.sdk._arena_client` for
+where the token comes from.
+
+Exceptions::
+
+    SdkError
+     └── ArenaApiError            the server refused a call; ``status`` is the gRPC code name
+          ├── AuthError               no token, or an unknown/revoked/malformed one
+          ├── PermissionDeniedError   not an admin, not the bot's owner
+          ├── NotFoundError           no such user, bot, version, ladder or match
+          ├── AlreadyExistsError      name taken, already joined, same file submitted before
+          ├── InvalidRequestError     a malformed name, setting or upload
+          └── ServerUnavailableError  unreachable, timed out, shutting down, Redis down
+"""
+
+from ._arena_client import (
+    ADMIN_TOKEN_FILE,
+    ARENA_SERVICE,
+    DEFAULT_DATA_DIR,
+    MAX_SUBMISSION_BYTES,
+    SERVER_ENV,
+    TOKEN_ENV,
+    TOKEN_FILE_ENV,
+    AlreadyExistsError,
+    ArenaApiError,
+    ArenaClient,
+    AuthError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    ServerUnavailableError,
+    bot_name_for,
+    find_token,
+    is_local_address,
+    parse_replays,
+)
+from ._arena_types import (
+    BotInfo,
+    BotVersion,
+    Entry,
+    Ladder,
+    LadderStatus,
+    Leaderboard,
+    LeaderboardUpdate,
+    Match,
+    MatchGameResult,
+    MatchResult,
+    MatchStatus,
+    NewToken,
+    PairStanding,
+    ServerInfo,
+    Standing,
+    Submitted,
+    TokenInfo,
+    UserInfo,
+    VersionStatus,
+)
+
+__all__ = [
+    "ADMIN_TOKEN_FILE", "ARENA_SERVICE", "DEFAULT_DATA_DIR", "MAX_SUBMISSION_BYTES",
+    "SERVER_ENV", "TOKEN_ENV", "TOKEN_FILE_ENV", "AlreadyExistsError", "ArenaApiError",
+    "ArenaClient", "AuthError", "BotInfo", "BotVersion", "Entry", "InvalidRequestError",
+    "Ladder", "LadderStatus", "Leaderboard", "LeaderboardUpdate", "Match", "MatchGameResult",
+    "MatchResult", "MatchStatus", "NewToken", "NotFoundError", "PairStanding",
+    "PermissionDeniedError", "ServerInfo", "ServerUnavailableError", "Standing", "Submitted",
+    "TokenInfo", "UserInfo", "VersionStatus", "bot_name_for", "find_token",
+    "is_local_address", "parse_replays",
+]

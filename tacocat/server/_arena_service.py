@@ -1,0 +1,362 @@
+# ruff: noqa: N802 - the servicer's methods are named after the RPCs
+"""``tacocat.v1.Arena``: the arena API over gRPC, served next to the referee.
+
+A thin async edge over the synchronous :class:`tacocat.arena.Arena` facade, which holds every
+rule: each call authenticates the token in its metadata (``authorization: Bearer TOKEN``),
+converts the request to domain values, runs the facade in a thread pool, and converts the
+answer back. Arena refusals become gRPC status codes (``grpc.StatusCode[exc.status]``) with
+the arena's message, which says what to do. Calls that change something need a token; reads
+may be anonymous, but a token that is sent must be valid.
+
+``WatchLeaderboard`` streams from a shared per-ladder feed (:mod:`._arena_feed`) fed by the
+ladder's Redis pub/sub events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final, TypeVar
+
+import grpc
+import grpc.aio
+
+import tacocat
+from tacocat.arena import (
+    AlreadyExists,
+    Arena,
+    ArenaError,
+    LadderStatus,
+    Leaderboard,
+    Unauthenticated,
+    User,
+)
+from tacocat.arena.models import check_name
+from tacocat.engine import EngineError
+from tacocat.sdk import SdkError
+from tacocat.sdk._arena_client import ARENA_SERVICE, MAX_ARENA_RESPONSE, REPLAY_CHUNK_BYTES
+from tacocat.sdk._codec import ruleset_from_pb
+from tacocat.sdk.proto.v1 import arena_pb2 as apb
+from tacocat.sdk.proto.v1 import arena_pb2_grpc as apb_grpc
+
+from ._arena_convert import (
+    MATCH_STATUS_FROM_PB,
+    bot_to_pb,
+    entry_to_pb,
+    ladder_to_pb,
+    leaderboard_to_pb,
+    match_to_pb,
+    status_to_pb,
+    token_info_to_pb,
+    user_to_pb,
+    version_to_pb,
+)
+from ._arena_feed import Feeds
+from ._auth import token_from_metadata
+
+log = logging.getLogger("tacocat.server.arena")
+
+Context = grpc.aio.ServicerContext[Any, Any]
+_R = TypeVar("_R")
+_S = TypeVar("_S", bound="ArenaService")
+_Q = TypeVar("_Q")
+
+REQUEST_MARGIN: Final = 64 * 1024
+"""Room in the largest accepted request for the fields around an upload at the limit."""
+MAX_LIST_MATCHES: Final = 1000
+_NEEDS_TOKEN: Final = (
+    "this call needs a token: send `authorization: Bearer TOKEN` (the CLI's --token or "
+    "TACOCAT_TOKEN); an admin makes tokens with `tacocat token create --user NAME`"
+)
+
+
+def _refusals(
+    method: Callable[[_S, _Q, Context], Awaitable[_R]],
+) -> Callable[[_S, _Q, Context], Coroutine[Any, Any, _R]]:
+    """Turn arena refusals into gRPC statuses with the arena's message."""
+
+    @functools.wraps(method)
+    async def wrapper(self: _S, request: _Q, context: Context) -> _R:
+        try:
+            return await method(self, request, context)
+        except Exception as exc:
+            await self.abort(context, exc)
+            raise  # abort() raised already; this keeps type checkers content
+
+    return wrapper
+
+
+class ArenaService(apb_grpc.ArenaServicer):
+    """The ``tacocat.v1.Arena`` servicer over one :class:`Arena` (one per server process,
+    on a bytes Redis client). Register it with :meth:`register`; :meth:`close` ends the
+    watch streams.
+
+    ``web_url`` is what ``GetServerInfo`` reports as the web leaderboard (empty: none);
+    ``referee`` whether the Referee is served alongside. ``threads`` bounds the facade calls
+    running at once.
+    """
+
+    name: str = ARENA_SERVICE
+
+    def __init__(self, arena: Arena, *, web_url: str = "", referee: bool = True,
+                 threads: int = 16, watch_debounce: float = 0.1,
+                 watch_refresh: float = 30.0) -> None:
+        self.arena = arena
+        self.web_url = web_url
+        self.referee = referee
+        self.max_request_bytes = arena.limits.max_upload_bytes + REQUEST_MARGIN
+        self.max_response_bytes = MAX_ARENA_RESPONSE
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="arena")
+        self.feeds = Feeds(arena, self._fetch_update, debounce=watch_debounce,
+                           refresh=watch_refresh)
+        self.closing = False
+
+    def register(self, server: grpc.aio.Server) -> None:
+        apb_grpc.add_ArenaServicer_to_server(self, server)
+
+    async def close(self) -> None:
+        """End every watch stream and refuse new calls (UNAVAILABLE: the client retries or
+        reconnects); calls already running finish."""
+        self.closing = True
+        await self.feeds.close()
+        self._executor.shutdown(wait=False)
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    async def run(self, function: Callable[..., _R], *args: Any, **kwargs: Any) -> _R:
+        """``function(*args, **kwargs)`` in the arena's thread pool."""
+        if self.closing:
+            raise _ShuttingDown
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor,
+                                          functools.partial(function, *args, **kwargs))
+
+    async def user(self, context: Context, *, required: bool = True) -> User | None:
+        """The caller, from the token in the call's metadata. Without a token: None, or
+        :class:`Unauthenticated` when ``required``."""
+        token = token_from_metadata(context.invocation_metadata())
+        if token is None:
+            if required:
+                raise Unauthenticated(_NEEDS_TOKEN)
+            return None
+        return await self.run(self.arena.authenticate, token)
+
+    async def actor(self, context: Context) -> User:
+        user = await self.user(context, required=True)
+        assert user is not None
+        return user
+
+    async def abort(self, context: Context, exc: BaseException) -> None:
+        """End the call with the status ``exc`` stands for (raises)."""
+        if isinstance(exc, _ShuttingDown):
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                "the arena server is shutting down; retry shortly")
+        if isinstance(exc, ArenaError):
+            code = grpc.StatusCode[exc.status]
+            if code is grpc.StatusCode.INTERNAL:
+                log.error("arena error: %s", exc)
+            await context.abort(code, str(exc))
+        if isinstance(exc, EngineError | SdkError):  # a ruleset the engine refuses
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if isinstance(exc, asyncio.CancelledError | grpc.aio.AbortError):
+            raise exc
+        log.exception("arena API call failed", exc_info=exc)
+        await context.abort(grpc.StatusCode.INTERNAL,
+                            f"the arena server failed ({type(exc).__name__}); see its log")
+
+    async def _fetch_update(self, ladder: str, event: str) -> apb.LeaderboardUpdate:
+        board, status = await self.run(self._read_ladder, ladder)
+        return apb.LeaderboardUpdate(event=event, leaderboard=leaderboard_to_pb(board),
+                                     status=status_to_pb(status))
+
+    def _read_ladder(self, ladder: str) -> tuple[Leaderboard, LadderStatus]:
+        return self.arena.leaderboard(ladder), self.arena.ladder_status(ladder)
+
+    # -- server and users -----------------------------------------------------------------
+
+    @_refusals
+    async def GetServerInfo(self, request: apb.GetServerInfoRequest,
+                            context: Context) -> apb.ServerInfo:
+        await self.user(context, required=False)
+        return apb.ServerInfo(version=tacocat.__version__, web_url=self.web_url,
+                              max_submission_bytes=self.arena.limits.max_upload_bytes,
+                              referee=self.referee)
+
+    @_refusals
+    async def WhoAmI(self, request: apb.WhoAmIRequest, context: Context) -> apb.User:
+        return user_to_pb(await self.actor(context))
+
+    @_refusals
+    async def CreateUser(self, request: apb.CreateUserRequest, context: Context) -> apb.User:
+        actor = await self.actor(context)
+        user = await self.run(self.arena.create_user, actor, request.name, admin=request.admin)
+        return user_to_pb(user)
+
+    @_refusals
+    async def CreateToken(self, request: apb.CreateTokenRequest,
+                          context: Context) -> apb.CreateTokenResponse:
+        actor = await self.actor(context)
+        target = request.user or actor.name
+        token = await self.run(self.arena.create_token, actor, target, label=request.label)
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        info = apb.TokenInfo(id=digest[:16], user=target, label=request.label,
+                             created_at=self.arena.clock())
+        return apb.CreateTokenResponse(token=token, info=info)
+
+    @_refusals
+    async def ListTokens(self, request: apb.ListTokensRequest,
+                         context: Context) -> apb.ListTokensResponse:
+        actor = await self.actor(context)
+        tokens = await self.run(self.arena.list_tokens, actor, request.user or None)
+        return apb.ListTokensResponse(tokens=[token_info_to_pb(t) for t in tokens])
+
+    @_refusals
+    async def RevokeToken(self, request: apb.RevokeTokenRequest,
+                          context: Context) -> apb.RevokeTokenResponse:
+        actor = await self.actor(context)
+        await self.run(self.arena.revoke_token, actor, request.id, request.user or None)
+        return apb.RevokeTokenResponse()
+
+    # -- bots -----------------------------------------------------------------------------
+
+    @_refusals
+    async def SubmitBot(self, request: apb.SubmitBotRequest,
+                        context: Context) -> apb.SubmitBotResponse:
+        actor = await self.actor(context)
+        if request.ladder:  # refuse an unknown ladder before storing anything
+            await self.run(self.arena.get_ladder, request.ladder)
+        version = await self.run(self.arena.submit_bot, actor, request.bot, request.filename,
+                                 request.data)
+        reply = apb.SubmitBotResponse(version=version_to_pb(version))
+        if request.ladder:
+            try:
+                entry = await self.run(self.arena.join_ladder, actor, version.bot,
+                                       request.ladder)
+                reply.joined = True
+            except AlreadyExists:
+                entries = await self.run(self.arena.entries, request.ladder)
+                entry = next(e for e in entries if e.bot == version.bot)
+            reply.entry.CopyFrom(entry_to_pb(entry))
+        log.info("%s submitted %s (%d bytes)%s", actor.name, version.id, version.size,
+                 f", ladder {request.ladder}" if request.ladder else "")
+        return reply
+
+    @_refusals
+    async def ListBots(self, request: apb.ListBotsRequest,
+                       context: Context) -> apb.ListBotsResponse:
+        await self.user(context, required=False)
+        owner = check_name("user", request.owner) if request.owner else None
+        bots = await self.run(self.arena.list_bots, owner)
+        return apb.ListBotsResponse(bots=[bot_to_pb(b) for b in bots])
+
+    @_refusals
+    async def ListVersions(self, request: apb.ListVersionsRequest,
+                           context: Context) -> apb.ListVersionsResponse:
+        user = await self.user(context, required=False)
+        bot = request.bot
+        if "/" not in bot and user is not None:
+            bot = f"{user.name}/{bot}"  # a bare name is the caller's bot
+        versions = await self.run(self.arena.list_versions, bot)
+        return apb.ListVersionsResponse(versions=[version_to_pb(v) for v in versions])
+
+    # -- ladders --------------------------------------------------------------------------
+
+    @_refusals
+    async def CreateLadder(self, request: apb.CreateLadderRequest,
+                           context: Context) -> apb.Ladder:
+        actor = await self.actor(context)
+        settings: dict[str, Any] = {}
+        if request.HasField("ruleset"):
+            settings["ruleset"] = ruleset_from_pb(request.ruleset)
+        if request.games_per_pairing:
+            settings["games_per_pairing"] = request.games_per_pairing
+        if request.games_per_match:
+            settings["games_per_match"] = request.games_per_match
+        if request.decision_seconds:
+            settings["decision_seconds"] = request.decision_seconds
+        ladder = await self.run(self.arena.create_ladder, actor, request.name, **settings)
+        log.info("%s created ladder %s", actor.name, ladder.name)
+        return ladder_to_pb(ladder)
+
+    @_refusals
+    async def ListLadders(self, request: apb.ListLaddersRequest,
+                          context: Context) -> apb.ListLaddersResponse:
+        await self.user(context, required=False)
+        ladders = await self.run(self.arena.list_ladders)
+        return apb.ListLaddersResponse(ladders=[ladder_to_pb(lad) for lad in ladders])
+
+    @_refusals
+    async def JoinLadder(self, request: apb.JoinLadderRequest, context: Context) -> apb.Entry:
+        actor = await self.actor(context)
+        entry = await self.run(self.arena.join_ladder, actor, request.bot, request.ladder)
+        return entry_to_pb(entry)
+
+    @_refusals
+    async def GetLeaderboard(self, request: apb.GetLeaderboardRequest,
+                             context: Context) -> apb.Leaderboard:
+        await self.user(context, required=False)
+        return leaderboard_to_pb(await self.run(self.arena.leaderboard, request.ladder))
+
+    @_refusals
+    async def GetLadderStatus(self, request: apb.GetLadderStatusRequest,
+                              context: Context) -> apb.LadderStatus:
+        await self.user(context, required=False)
+        return status_to_pb(await self.run(self.arena.ladder_status, request.ladder))
+
+    async def WatchLeaderboard(self, request: apb.WatchLeaderboardRequest,
+                               context: Context) -> AsyncIterator[apb.LeaderboardUpdate]:
+        try:
+            await self.user(context, required=False)
+            await self.run(self.arena.get_ladder, request.ladder)  # NOT_FOUND up front
+            if self.feeds.closed:
+                raise _ShuttingDown
+            async with self.feeds.watch(request.ladder) as feed:
+                sent = 0
+                while True:
+                    found = await feed.next_update(sent)
+                    if found is None:
+                        raise _ShuttingDown
+                    sent, update = found
+                    yield update
+        except _ShuttingDown:
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                "the arena server is shutting down; reconnect")
+        except Exception as exc:
+            await self.abort(context, exc)
+
+    # -- matches --------------------------------------------------------------------------
+
+    @_refusals
+    async def ListMatches(self, request: apb.ListMatchesRequest,
+                          context: Context) -> apb.ListMatchesResponse:
+        await self.user(context, required=False)
+        status = MATCH_STATUS_FROM_PB.get(request.status)
+        count = min(request.count or 100, MAX_LIST_MATCHES)
+        found = await self.run(self.arena.list_matches, request.ladder, status=status,
+                               start=request.start, count=count)
+        return apb.ListMatchesResponse(matches=[match_to_pb(m) for m in found])
+
+    @_refusals
+    async def GetMatch(self, request: apb.GetMatchRequest, context: Context) -> apb.Match:
+        await self.user(context, required=False)
+        return match_to_pb(await self.run(self.arena.get_match, request.id))
+
+    async def GetMatchReplays(self, request: apb.GetMatchReplaysRequest,
+                              context: Context) -> AsyncIterator[apb.ReplayChunk]:
+        try:
+            await self.user(context, required=False)
+            blob = await self.run(self.arena.match_replays_blob, request.id)
+        except Exception as exc:
+            await self.abort(context, exc)
+            return
+        for start in range(0, len(blob), REPLAY_CHUNK_BYTES):
+            yield apb.ReplayChunk(data=blob[start:start + REPLAY_CHUNK_BYTES],
+                                  total_bytes=len(blob))
+
+
+class _ShuttingDown(Exception):  # noqa: N818 - a signal between two lines, not an error
+    pass

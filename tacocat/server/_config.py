@@ -1,0 +1,86 @@
+"""The referee's settings, every gRPC limit among them set explicitly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from tacocat.engine import STANDARD, Ruleset
+from tacocat.sdk import DEFAULT_PORT, DEFAULT_TIME_LIMIT, MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE
+
+from ._errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeConfig:
+    """How the referee plays and what it tolerates. Times are in seconds."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    """0 picks a free port (see :attr:`RefereeServer.port`)."""
+    time_limit: float = DEFAULT_TIME_LIMIT
+    """Per decision, from the moment the request is sent."""
+    rules: Ruleset = STANDARD
+    max_games: int = 1000
+    """Most games one PlayRequest may ask for."""
+    hello_timeout: float = 10.0
+    """A new stream must send its PlayRequest within this."""
+    queue_timeout: float = 300.0
+    """How long a client may wait for a live opponent."""
+    max_timeouts: int = 3
+    """A live client that times out this many decisions in a row has left: its match ends."""
+    max_concurrent_rpcs: int = 4096
+    """Streams at once over all connections; more are refused with RESOURCE_EXHAUSTED."""
+    max_concurrent_streams: int = 256
+    """Streams at once on one HTTP/2 connection."""
+    keepalive_time: float = 30.0
+    """The referee pings an idle connection this often ..."""
+    keepalive_timeout: float = 10.0
+    """... and drops it when the ping is not answered within this."""
+    min_client_ping_interval: float = 10.0
+    """Clients pinging more often than this are sent GOAWAY."""
+    max_connection_idle: float = 300.0
+    """A connection with no stream for this long is closed."""
+    max_connection_age: float = 4 * 3600.0
+    """Connections are recycled after this (a long match finishes first, within the grace)."""
+    max_connection_age_grace: float = 3600.0
+    record_log_size: int = 10_000
+    """Finished games kept in memory (:attr:`RefereeServer.records`)."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port {self.port} is not 0..65535")
+        if not 0.001 <= self.time_limit <= 3600:
+            raise ConfigError(f"time_limit {self.time_limit} s is not within 0.001..3600 s")
+        if not 1 <= self.max_games <= 1_000_000:
+            raise ConfigError(f"max_games {self.max_games} is not 1..1000000")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, int | float) and f.name != "port" and value <= 0:
+                raise ConfigError(f"{f.name} must be positive, got {value}")
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def grpc_options(self) -> list[tuple[str, int]]:
+        ms = _ms
+        return [
+            ("grpc.max_receive_message_length", MAX_CLIENT_MESSAGE),
+            ("grpc.max_send_message_length", MAX_SERVER_MESSAGE),
+            ("grpc.max_concurrent_streams", self.max_concurrent_streams),
+            ("grpc.keepalive_time_ms", ms(self.keepalive_time)),
+            ("grpc.keepalive_timeout_ms", ms(self.keepalive_timeout)),
+            ("grpc.keepalive_permit_without_calls", 0),
+            ("grpc.http2.min_ping_interval_without_data_ms", ms(self.min_client_ping_interval)),
+            ("grpc.http2.max_ping_strikes", 2),
+            ("grpc.max_connection_idle_ms", ms(self.max_connection_idle)),
+            ("grpc.max_connection_age_ms", ms(self.max_connection_age)),
+            ("grpc.max_connection_age_grace_ms", ms(self.max_connection_age_grace)),
+            # Two referees must never share a port by accident.
+            ("grpc.so_reuseport", 0),
+        ]
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))

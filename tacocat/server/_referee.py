@@ -1,0 +1,328 @@
+"""``Referee.Play``: who plays whom, and the matches themselves.
+
+Each stream is one client playing one match, against a house bot or against another live
+client from the queue. Every match runs in a task of its own around the SDK's shared loop
+(:func:`tacocat.sdk.referee_game` over the engine's ``Table``), so one client's timeout,
+illegal action, garbage or disconnect forfeits that client's game and nothing else. The
+handler only authenticates, reads the PlayRequest, and waits until the match is done with
+its stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import logging
+import secrets
+from collections.abc import Sequence
+from typing import Final
+
+import grpc
+import grpc.aio
+from google.protobuf.message import DecodeError
+
+from tacocat.engine import HOUSE_BOTS, Table, house_bot
+from tacocat.sdk import (
+    MAX_CLIENT_MESSAGE,
+    PLAY_METHOD,
+    REFEREE_SERVICE,
+    LocalSeat,
+    Seat,
+    referee_game,
+)
+from tacocat.sdk._feed import clean_text, error_message, match_end
+from tacocat.sdk.proto.v1 import game_pb2 as pb
+
+from ._auth import Authenticator, token_from_metadata
+from ._config import RefereeConfig
+from ._records import FinishedGame, RecordSink
+from ._seats import Connection, LiveSeat
+
+log = logging.getLogger("tacocat.server")
+
+HOUSE_PREFIX: Final = "house:"
+LINGER: Final = 1.0
+"""Seconds a finished stream waits for the client to hang up before the referee does."""
+GIVEN_UP_LINGER: Final = 5.0
+"""The same for a client dropped for its timeouts: it may wake up late, then it should
+still be able to read why it was dropped."""
+ANONYMOUS: Final = "anonymous"
+_STATUS: Final[dict[int, grpc.StatusCode]] = {
+    pb.ERROR_CODE_INVALID_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,
+    pb.ERROR_CODE_UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
+    pb.ERROR_CODE_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+class _RefusedError(Exception):
+    """Ends a stream before any match: sent to the client as a fatal Error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class RefereeService:
+    """The ``tacocat.v1.Referee`` service (register :meth:`handler` on a grpc.aio server)."""
+
+    def __init__(self, config: RefereeConfig, authenticator: Authenticator | None,
+                 sinks: Sequence[RecordSink]) -> None:
+        self.config = config
+        self.authenticator = authenticator
+        self.sinks = list(sinks)
+        self.closing = False
+        self.games = 0
+        """Games finished since the start."""
+        self._waiting: dict[int, tuple[Connection, asyncio.TimerHandle]] = {}
+        self._expired: set[Connection] = set()
+        self._matches: set[asyncio.Task[None]] = set()
+        self._ids = itertools.count(1)
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        # Raw bytes in and out: a message that does not parse is the client's protocol fault,
+        # which the referee must see, not an opaque failure deep inside gRPC.
+        method = PLAY_METHOD.rsplit("/", 1)[1]
+        return grpc.method_handlers_generic_handler(
+            REFEREE_SERVICE, {method: grpc.stream_stream_rpc_method_handler(self.play)})
+
+    @property
+    def active_matches(self) -> int:
+        return len(self._matches)
+
+    # ---------------------------------------------------------------- the stream
+
+    async def play(self, _requests: object,
+                   context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        try:
+            conn, request = await self._open(context)
+        except _RefusedError as refused:
+            await self._refuse(context, refused.code, refused.message)
+            return
+        if conn is None:
+            return
+        reader = asyncio.create_task(conn.read_forever())
+        try:
+            self._place(conn, request)
+            await asyncio.shield(conn.done)
+            # Let the client's last writes land (a late answer, its half-close) before the
+            # stream ends: ending it under an in-flight client write makes gRPC fail the call
+            # on the client's side and drop what the client has not read yet (MatchEnd, or
+            # the fatal error that says why).
+            if conn not in self._expired:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(reader),
+                                           GIVEN_UP_LINGER if conn.given_up else LINGER)
+        finally:
+            # Cancelled here means the client is gone: its match must learn that now.
+            conn.close("the client disconnected")
+            self._leave_queue(conn)
+            reader.cancel()
+        if conn in self._expired:
+            self._expired.discard(conn)
+            await self._refuse(context, pb.ERROR_CODE_UNAVAILABLE,
+                               "the referee is shutting down" if self.closing else
+                               f"no live opponent asked for {request.games or 1} games within "
+                               f"{self.config.queue_timeout:g} s")
+
+    async def _open(self, context: grpc.aio.ServicerContext[bytes, bytes]
+                    ) -> tuple[Connection | None, pb.PlayRequest]:
+        """Authenticate and read the PlayRequest; ``None`` if the client left first."""
+        if self.closing:
+            raise _RefusedError(pb.ERROR_CODE_UNAVAILABLE, "the referee is shutting down")
+        identity = await self._identify(context)
+        try:
+            async with asyncio.timeout(self.config.hello_timeout):
+                data = await context.read()
+        except TimeoutError:
+            raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST, "no PlayRequest within "
+                           f"{self.config.hello_timeout:g} s") from None
+        if not isinstance(data, bytes):
+            return None, pb.PlayRequest()
+        if len(data) > MAX_CLIENT_MESSAGE:
+            raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
+                                f"a first message of {len(data)} bytes")
+        try:
+            first = pb.ClientMessage.FromString(data)
+        except DecodeError:
+            first = pb.ClientMessage()
+        if first.WhichOneof("kind") != "play":
+            raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
+                           "the first message must be a PlayRequest")
+        request = first.play
+        games = request.games or 1
+        if games > self.config.max_games:
+            raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
+                           f"{games} games asked; at most {self.config.max_games} per match")
+        if request.opponent:
+            name = request.opponent.removeprefix(HOUSE_PREFIX)
+            if not request.opponent.startswith(HOUSE_PREFIX) or name not in HOUSE_BOTS:
+                raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
+                               f"unknown opponent {clean_text(request.opponent, 60)!r}; play "
+                               + ", ".join(HOUSE_PREFIX + n for n in sorted(HOUSE_BOTS))
+                               + ", or leave it empty for a live opponent")
+        elif identity is None:
+            raise _RefusedError(pb.ERROR_CODE_UNAUTHENTICATED,
+                           "anonymous clients may only play house bots; send a token "
+                           "(authorization: Bearer TOKEN) to play live opponents")
+        elif request.seed:
+            raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
+                           "a seed is for house matches only; the referee deals live matches")
+        bot = clean_text(request.bot_name, 60).replace("/", "_")
+        player = f"{identity or ANONYMOUS}/{bot}" if bot else identity or ANONYMOUS
+        return Connection(context, player), request
+
+    async def _identify(self, context: grpc.aio.ServicerContext[bytes, bytes]) -> str | None:
+        token = token_from_metadata(context.invocation_metadata())
+        if token is None:
+            return None
+        if self.authenticator is None:
+            raise _RefusedError(pb.ERROR_CODE_UNAUTHENTICATED,
+                           "this referee knows no tokens: play house bots anonymously")
+        try:
+            identity = await self.authenticator.authenticate(token)
+        except Exception:
+            log.exception("the authenticator failed")
+            raise _RefusedError(pb.ERROR_CODE_UNAVAILABLE,
+                           "cannot check tokens right now; try again") from None
+        if identity is None:
+            raise _RefusedError(pb.ERROR_CODE_UNAUTHENTICATED, "unknown token")
+        return identity
+
+    async def _refuse(self, context: grpc.aio.ServicerContext[bytes, bytes], code: int,
+                      message: str) -> None:
+        try:
+            async with asyncio.timeout(1.0):
+                await context.write(error_message(code, message, fatal=True))
+        except Exception:  # the client is already gone: nothing to tell
+            return
+        await context.abort(_STATUS.get(code, grpc.StatusCode.FAILED_PRECONDITION), message)
+
+    # ---------------------------------------------------------------- matchmaking
+
+    def _place(self, conn: Connection, request: pb.PlayRequest) -> None:
+        games = request.games or 1
+        if request.opponent:
+            seed = request.seed or secrets.token_hex(8)
+            house = LocalSeat(house_bot(request.opponent.removeprefix(HOUSE_PREFIX)))
+            self._start(conn, house, (conn.player, request.opponent), games, seed)
+            return
+        waiting = self._waiting.pop(games, None)
+        if waiting is not None:
+            other, timer = waiting
+            timer.cancel()
+            other.on_lost = None
+            if other.lost is None:
+                self._start(other, conn, (other.player, conn.player), games,
+                            secrets.token_hex(8))
+                return
+            other.finish()
+        timer = asyncio.get_running_loop().call_later(self.config.queue_timeout,
+                                                      self._expire, games, conn)
+        self._waiting[games] = (conn, timer)
+        conn.on_lost = lambda: self._leave_queue(conn, finish=True)
+
+    def _expire(self, games: int, conn: Connection) -> None:
+        if self._waiting.get(games, (None,))[0] is conn:
+            del self._waiting[games]
+            self._expired.add(conn)
+            conn.finish()
+
+    def _leave_queue(self, conn: Connection, finish: bool = False) -> None:
+        for games, (waiting, timer) in list(self._waiting.items()):
+            if waiting is conn:
+                timer.cancel()
+                del self._waiting[games]
+                if finish:  # it hung up while waiting: its handler may return now
+                    conn.finish()
+
+    def _start(self, a: Connection, b: Connection | LocalSeat, names: tuple[str, str],
+               games: int, seed: str) -> None:
+        match_id = f"m{next(self._ids)}-{secrets.token_hex(4)}"
+        task = asyncio.create_task(self._run_match(match_id, a, b, names, games, seed),
+                                   name=f"match {match_id}")
+        self._matches.add(task)
+        task.add_done_callback(self._matches.discard)
+
+    # ---------------------------------------------------------------- matches
+
+    async def _run_match(self, match_id: str, a: Connection, b: Connection | LocalSeat,
+                         names: tuple[str, str], games: int, seed: str) -> None:
+        """``games`` games in duplicate pairs (as ``play_match`` and ``play_local`` play)."""
+        limit, strikes = self.config.time_limit, self.config.max_timeouts
+        conns = [a] if isinstance(b, LocalSeat) else [a, b]
+        sides: tuple[Seat, Seat] = (
+            LiveSeat(a, limit, strikes),
+            b if isinstance(b, LocalSeat) else LiveSeat(b, limit, strikes))
+        played, detail = 0, ""
+        cancelled = False
+        try:
+            for index in range(games):
+                a_seat = index % 2
+                seats = (sides[0], sides[1]) if a_seat == 0 else (sides[1], sides[0])
+                players = names if a_seat == 0 else (names[1], names[0])
+                table = Table(self.config.rules, f"{seed}/{index // 2}", players)
+                try:
+                    await referee_game(table, seats, game=index, games=games)
+                except asyncio.CancelledError:
+                    table.state.abort("the referee shut down")
+                    cancelled = True
+                finally:
+                    if table.is_over:
+                        played += 1
+                        live = (isinstance(seats[0], LiveSeat), isinstance(seats[1], LiveSeat))
+                        await self._emit(FinishedGame(match_id, index, games, live,
+                                                      table.record()))
+                if cancelled:
+                    detail = "the referee is shutting down"
+                    break
+                gone = [c for c in conns if c.lost is not None]
+                if gone:
+                    detail = f"{gone[0].player} left: {gone[0].lost}"
+                    break
+        except Exception:
+            log.exception("match %s failed", match_id)
+            detail = "the referee failed this match"
+        finally:
+            for conn in conns:
+                if conn.given_up:
+                    await conn.tell(error_message(pb.ERROR_CODE_TIMEOUT, conn.lost or "",
+                                                  fatal=True))
+                elif conn.lost is None:
+                    if cancelled:
+                        await conn.send(error_message(pb.ERROR_CODE_UNAVAILABLE, detail,
+                                                      fatal=True))
+                    else:
+                        await conn.send(match_end(played, detail))
+                conn.finish()
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _emit(self, game: FinishedGame) -> None:
+        self.games += 1
+        for sink in self.sinks:
+            try:
+                result = sink(game)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("record sink %r failed for %s game %d", sink, game.match_id,
+                              game.game)
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop taking matches; abort the running ones after ``grace`` (their records say
+        ``aborted``) and tell their clients."""
+        self.closing = True
+        for conn, timer in self._waiting.values():
+            timer.cancel()
+            self._expired.add(conn)
+            conn.finish()
+        self._waiting.clear()
+        if self._matches:
+            _, pending = await asyncio.wait(set(self._matches), timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=2.0)

@@ -1,0 +1,206 @@
+"""The arena commands end to end: ``tacocat serve`` (embedded Redis) in a subprocess, every
+other command a subprocess too, as a user would type them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import redis as redis_py
+
+from tacocat.arena import Arena
+from tacocat.cli import build_parser
+
+from ..arena.helpers import HOUSE, play
+from .helpers import clean_env, tacocat
+
+COMMANDS = [
+    ["submit"], ["bot", "list"], ["bot", "versions"], ["ladder", "create"], ["ladder", "join"],
+    ["ladder", "status"], ["ladder", "list"], ["leaderboard"], ["match"], ["token", "create"],
+    ["token", "list"], ["token", "revoke"], ["user", "create"], ["user", "whoami"], ["up"],
+]
+
+
+@dataclass
+class Served:
+    home: Path
+    address: str
+    admin_token: str
+    redis_url: str
+    process: subprocess.Popen[str]
+    stderr: list[str] = field(default_factory=list)
+
+    def env(self, token: str | None = None) -> dict[str, str]:
+        extra = {"TACOCAT_ADDRESS": self.address}
+        if token is not None:
+            extra["TACOCAT_TOKEN"] = token
+        return clean_env(**extra)
+
+    def run(self, *args: str, token: str | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return tacocat(*args, cwd=cwd or self.home, env=self.env(token))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    home = tmp_path_factory.mktemp("cli-home")
+    data = home / ".tacocat" / "data"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tacocat.cli", "serve", "--port", "0", "--web-port", "0",
+         "--data-dir", str(data), "--log-level", "WARNING"],
+        cwd=home, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stderr is not None
+    stderr: list[str] = []
+    reader = threading.Thread(target=lambda: stderr.extend(process.stderr or ()), daemon=True)
+    reader.start()
+    out = []
+    address = ""
+    for line in process.stdout:
+        out.append(line)
+        found = re.search(r"referee listening on (\S+)", line)
+        if found:
+            address = found.group(1)
+            break
+    assert address, f"serve did not start: {''.join(out)}{''.join(stderr)}"
+    token = re.search(r"(tct_\S+)", "".join(out))
+    assert token is not None, "the first start prints the admin token"
+    url = re.search(r"at (redis://\S+)", "".join(stderr))
+    assert url is not None, "".join(stderr)
+    served = Served(home, address, token.group(1), url.group(1), process, stderr)
+    try:
+        yield served
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0, "".join(stderr)
+        reader.join(5)
+        # The embedded Redis stopped with the server: its pid file is gone.
+        assert not (data / "valkey.pid").exists()
+
+
+def test_serve_saves_the_admin_token_for_local_tools(served: Served) -> None:
+    path = served.home / ".tacocat" / "data" / "admin.token"
+    assert path.read_text().strip() == served.admin_token
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    # No --token and no TACOCAT_TOKEN: the CLI on this machine uses the saved admin token.
+    done = served.run("user", "whoami")
+    assert done.returncode == 0, done.stderr
+    assert "admin (admin), token from .tacocat/data/admin.token" in done.stdout
+    # ... but never sends it to another server, and a working directory without it is
+    # anonymous.
+    elsewhere = served.run("user", "whoami", cwd=served.home.parent)
+    assert elsewhere.returncode == 1 and "needs a token" in elsewhere.stderr
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_command_has_help_with_an_example(command: list[str],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        build_parser().parse_args([*command, "--help"])
+    assert done.value.code == 0
+    assert "example" in capsys.readouterr().out
+
+
+def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
+    admin = served.admin_token
+    assert served.run("user", "create", "alice", token=admin).returncode == 0
+    made = served.run("token", "create", "--user", "alice", "--label", "cli", token=admin)
+    assert made.returncode == 0, made.stderr
+    alice = made.stdout.strip()
+    assert alice.startswith("tct_") and "\n" not in alice  # alone on stdout
+    assert "shown once" in made.stderr
+
+    bot = tmp_path / "mybot.py"
+    bot.write_text("from tacocat.engine.bots import GreedyBot\n\n\n"
+                   "class MyBot(GreedyBot):\n    pass\n")
+    missing = served.run("submit", str(bot), "--ladder", "main", token=alice)
+    assert missing.returncode == 1 and "no ladder 'main'" in missing.stderr
+
+    refused = served.run("ladder", "create", "main", token=alice)
+    assert refused.returncode == 1 and "only admins may create ladders" in refused.stderr
+    created = served.run("ladder", "create", "main", "--games-per-pairing", "4",
+                         "--games-per-match", "2", token=admin)
+    assert created.returncode == 0, created.stderr
+    assert "4 games per pairing in 2 matches of 2" in created.stdout
+
+    submitted = served.run("submit", str(bot), "--ladder", "main", token=alice)
+    assert submitted.returncode == 0, submitted.stderr
+    assert "submitted alice/mybot@1" in submitted.stdout and "joined ladder main" in \
+        submitted.stdout
+    listed = served.run("bot", "list")
+    assert re.search(r"mybot\s+alice\s+1\s+-", listed.stdout), listed.stdout
+    versions = served.run("bot", "versions", "alice/mybot")
+    assert "alice/mybot@1  pending" in versions.stdout
+    assert "main" in served.run("ladder", "list").stdout
+
+    # Refusals, each with its reason.
+    anonymous = served.run("submit", str(bot), cwd=tmp_path)
+    assert anonymous.returncode == 1 and "needs a token" in anonymous.stderr
+    wrong = served.run("submit", str(bot), token="tct_" + "x" * 43)
+    assert wrong.returncode == 1 and "unknown" in wrong.stderr and "$TACOCAT_TOKEN" in \
+        wrong.stderr
+    served.run("user", "create", "bob", token=admin)
+    bob = served.run("token", "create", "--user", "bob", token=admin).stdout.strip()
+    theft = served.run("submit", str(bot), "--name", "alice/mybot", token=bob)
+    assert theft.returncode == 1 and "belongs to 'alice'" in theft.stderr
+    joined = served.run("ladder", "join", "main", "alice/mybot", token=bob)
+    assert joined.returncode == 1 and "only its owner" in joined.stderr
+
+
+def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) -> None:
+    arena = Arena(redis_py.Redis.from_url(served.redis_url))
+    admin = arena.authenticate(served.admin_token)
+    arena.create_ladder(admin, "results", games_per_pairing=4, games_per_match=2)
+    factories = {}
+    for owner, kind in (("carol", "greedy"), ("dave", "random")):
+        arena.create_user(admin, owner)
+        user = arena.authenticate(arena.create_token(admin, owner))
+        version = arena.submit_bot(user, "bot", "bot.py", f"# {owner}\n".encode())
+        arena.activate_version(version.id)
+        arena.join_ladder(user, "bot", "results")
+        factories[f"{owner}/bot"] = HOUSE[kind]
+    queued: list[str] = []
+    arena.schedule("results", queued.append, rounds_ahead=1)
+    (match_id,) = queued
+    arena.record_match(match_id, play(arena, arena.get_match(match_id), factories))
+
+    board = served.run("leaderboard", "results")
+    assert board.returncode == 0, board.stderr
+    assert "ladder results · 1 matches recorded" in board.stdout
+    for header in ("#", "bot", "version", "owner", "rating", "95%", "Elo", "games", "W/T/L",
+                   "forfeits"):
+        assert header in board.stdout.splitlines()[1]
+    assert re.search(r"1\s+bot\s+@1\s+carol\s+\d+\s+± \d+\s+\d+\s+2\s+\d/\d/\d", board.stdout)
+    as_json = json.loads(served.run("leaderboard", "results", "--json").stdout)
+    assert as_json["version"] == 1 and len(as_json["standings"]) == 2
+
+    status = served.run("ladder", "status", "results")
+    assert "round 1/2" in status.stdout and "matches 1 recorded" in status.stdout
+
+    shown = served.run("match", match_id, "--replays", str(tmp_path / "m.jsonl"))
+    assert shown.returncode == 0, shown.stderr
+    assert f"match {match_id}" in shown.stdout and "seed" in shown.stdout
+    lines = (tmp_path / "m.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[0])["players"]
+    assert match_id in served.run("match", "--ladder", "results").stdout
+
+    # --watch: the first update arrives at once, as one JSON line.
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "tacocat.cli", "leaderboard", "results", "--watch", "--json"],
+        cwd=served.home, env=served.env(), stdout=subprocess.PIPE, text=True)
+    try:
+        assert watch.stdout is not None
+        first = json.loads(watch.stdout.readline())
+        assert first["event"] == "snapshot" and first["status"]["matches_recorded"] == 1
+    finally:
+        watch.terminate()
+        watch.wait(10)

@@ -1,0 +1,117 @@
+"""``tacocat up`` for real: embedded Redis, server and workers as child processes, the house
+bots through smoke games in the sandbox, a (tiny) round robin, the leaderboard; Ctrl-C
+leaves no process behind; a second run reuses everything."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tacocat.engine import HOUSE_BOTS
+
+from .helpers import clean_env, tacocat
+
+pytestmark = pytest.mark.slow
+
+TINY = ["--port", "0", "--web-port", "0", "--games-per-pairing", "4", "--games-per-match", "2"]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (by parent links in /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_up_plays_the_demo_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
+    up = subprocess.Popen(
+        [sys.executable, "-m", "tacocat.cli", "up", *TINY, "--keep-running"],
+        cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        # A Ctrl-C must reach it even when the test runner was started with SIGINT ignored.
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    assert up.stdout is not None
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 120
+        for line in up.stdout:
+            lines.append(line)
+            if "keeps running" in line or time.monotonic() > deadline:
+                break
+        text = "".join(lines)
+        assert "keeps running" in text, text
+        children = descendants(up.pid)
+        assert len(children) >= 4, text  # Redis, server, worker supervisor, workers
+        up.send_signal(signal.SIGINT)
+        rest, _ = up.communicate(timeout=60)
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+    text += rest
+    assert up.returncode == 130, text
+    assert "interrupted" in text
+    time.sleep(0.2)
+    assert not [pid for pid in children if alive(pid)], "processes left behind"
+
+    demo = [n for n in ("random", "greedy", "strong") if n in HOUSE_BOTS]
+    assert "the admin token (shown once" in text
+    assert re.search(r"tct_\S{43}", text)
+    assert f"smoke games: {len(demo)}/{len(demo)} decided" in text
+    assert "ladder demo · " in text and "complete" in text
+    assert re.search(r"web leaderboard: http://127\.0\.0\.1:\d+/ladders/demo", text), text
+    for name in demo:
+        assert re.search(rf"\d\s+{name}\s+@1\s+house\s+\d+", text), text
+    data = tmp_path / ".tacocat" / "data"
+    assert (data / "admin.token").is_file() and (data / "house.token").is_file()
+    assert (tmp_path / ".tacocat" / "logs" / "worker.log").is_file()
+
+    # Again: the same ladder, the same versions, nothing new to play, no token shown.
+    again = tacocat("up", *TINY, cwd=tmp_path, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "ladder demo exists" in again.stdout
+    assert "tct_" not in again.stdout
+    assert ", ".join(f"house/{n}@1" for n in demo) in again.stdout
+    assert not (data / "valkey.pid").exists()  # Redis stopped cleanly
+
+
+def test_up_reports_a_taken_port(tmp_path: Path) -> None:
+    import socket  # noqa: PLC0415
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = tacocat("up", "--port", str(port), "--web-port", "0", cwd=tmp_path, timeout=60)
+    assert done.returncode == 1
+    assert "tacocat serve exited" in done.stderr and "try --port 0" in done.stderr
+    assert not (tmp_path / ".tacocat" / "data" / "valkey.pid").exists()
+    assert os.listdir(tmp_path / ".tacocat" / "logs")

@@ -1,0 +1,3 @@
+"""Cannot even be imported."""
+
+raise ImportError("this bot needs a module that is not installed")

@@ -1,0 +1,44 @@
+"""``tacocat new-bot``: the starter bot plays, and its own test passes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tacocat.cli import main
+from tacocat.cli._newbot import class_name, write_bot
+from tacocat.sdk import load_bot_file, play_local
+
+
+def test_the_starter_bot_and_its_test(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new-bot", "my_bot", "--dir", str(tmp_path)]) == 0
+    bot_path = tmp_path / "my_bot" / "my_bot.py"
+    assert "python my_bot.py" in capsys.readouterr().out
+    text = bot_path.read_text()
+    assert "class MyBot(Bot):" in text and 'if __name__ == "__main__":' in text
+    assert "connect(" in text
+    bot = load_bot_file(bot_path)
+    assert not [r for r in play_local(bot, "house:greedy", 10, "starter") if r.forfeited]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "test_my_bot.py"], check=False, cwd=bot_path.parent,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    # A second time would overwrite the author's work: refused unless forced.
+    assert main(["new-bot", "my_bot", "--dir", str(tmp_path)]) == 2
+    assert "already exist" in capsys.readouterr().err
+    assert main(["new-bot", "my_bot", "--dir", str(tmp_path), "--force"]) == 0
+
+
+@pytest.mark.parametrize("name", ["My-Bot", "1bot", "", "bot.py", "a b"])
+def test_bad_names_are_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ValueError, match="lower case"):
+        write_bot(name, tmp_path)
+
+
+def test_class_names() -> None:
+    assert class_name("my_bot") == "MyBot"
+    assert class_name("greedy2") == "Greedy2Bot"
