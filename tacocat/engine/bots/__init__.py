@@ -7,13 +7,15 @@ from collections.abc import Callable
 from .._bot import Bot
 from ._greedy import GreedyBot
 from ._random import RandomBot
+from ._strong import StrongBot
 
 HOUSE_BOTS: dict[str, Callable[[], Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
+    "strong": StrongBot,
 }
 
-__all__ = ["HOUSE_BOTS", "GreedyBot", "RandomBot", "house_bot"]
+__all__ = ["HOUSE_BOTS", "GreedyBot", "RandomBot", "StrongBot", "house_bot"]
 
 
 def house_bot(name: str) -> Bot:
