@@ -17,7 +17,7 @@ Everything lives in Redis (the connection is always passed in; keys are namespac
 Modules: :mod:`~.models` (domain types), :mod:`~.submissions` (upload checks),
 :mod:`~.users`, :mod:`~.bots`, :mod:`~.ladders`, :mod:`~.matches`, :mod:`~.scheduler`,
 :mod:`~.recording` (the exactly-once script), :mod:`~.standings`, :mod:`~.ratings`,
-:mod:`~.results`, :mod:`~.dispatch`, :mod:`~.errors`.
+:mod:`~.results`, :mod:`~.dispatch`, :mod:`~.ratelimit`, :mod:`~.errors`.
 """
 
 from .arena import Arena, TickReport
@@ -30,6 +30,7 @@ from .errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    RateLimited,
     RatingError,
     RedisUnavailable,
     SubmissionRejected,
@@ -47,18 +48,20 @@ from .models import (
     User,
     VersionStatus,
 )
+from .ratelimit import DEFAULT_RATE_LIMITS, NO_LIMITS, RateLimit, RateLimits
 from .recording import EloReplay, LogEntry, Recorded
 from .results import GameResult, MatchResult, compress_replays, decompress_replays
 from .standings import LadderStatus, Leaderboard, PairStanding, Standing
 from .submissions import Submission, SubmissionLimits, unpack, validate_submission
 
 __all__ = [
-    "DEFAULT_PREFIX", "AlreadyExists", "Arena", "ArenaError", "Bot", "BotVersion",
-    "Contention", "EloReplay", "EmbeddedServerError", "Entry", "FailedPrecondition",
-    "GameResult", "InvalidArgument", "Keys", "Ladder", "LadderStatus", "Leaderboard",
-    "LogEntry", "Match", "MatchResult", "MatchStatus", "NotFound", "PairStanding",
-    "PermissionDenied", "RatingError", "Recorded", "RedisUnavailable", "Standing",
-    "Submission", "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo",
-    "Unauthenticated", "User", "VersionStatus", "compress_replays", "decompress_replays",
-    "unpack", "validate_submission",
+    "DEFAULT_PREFIX", "DEFAULT_RATE_LIMITS", "NO_LIMITS", "AlreadyExists", "Arena",
+    "ArenaError", "Bot", "BotVersion", "Contention", "EloReplay", "EmbeddedServerError",
+    "Entry", "FailedPrecondition", "GameResult", "InvalidArgument", "Keys", "Ladder",
+    "LadderStatus", "Leaderboard", "LogEntry", "Match", "MatchResult", "MatchStatus",
+    "NotFound", "PairStanding", "PermissionDenied", "RateLimit", "RateLimited", "RateLimits",
+    "RatingError", "Recorded", "RedisUnavailable", "Standing", "Submission",
+    "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo", "Unauthenticated",
+    "User", "VersionStatus", "compress_replays", "decompress_replays", "unpack",
+    "validate_submission",
 ]

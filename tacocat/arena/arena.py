@@ -26,9 +26,9 @@ import redis as redis_py
 
 from tacocat.engine import GameRecord, Ruleset
 
-from . import bots, dispatch, ladders, matches, recording, scheduler, standings, users
+from . import bots, dispatch, ladders, matches, ratelimit, recording, scheduler, standings, users
 from ._redis import Clock, Redis, check_client, default_clock
-from .errors import InvalidArgument, NotFound, PermissionDenied, RedisUnavailable
+from .errors import InvalidArgument, NotFound, PermissionDenied, RateLimited, RedisUnavailable
 from .keys import DEFAULT_PREFIX, Keys
 from .models import (
     Bot,
@@ -44,6 +44,7 @@ from .models import (
     check_name,
     split_bot_id,
 )
+from .ratelimit import NO_LIMITS, RateLimit, RateLimits, describe_wait
 from .recording import EloReplay, LogEntry, Recorded
 from .results import MatchResult, dumps_json
 from .scheduler import DEFAULT_ORPHAN_GRACE, DEFAULT_ROUNDS_AHEAD, Enqueue, JobAlive
@@ -97,18 +98,22 @@ class Arena:
 
     ``redis`` must not decode responses (``decode_responses=False``, as RQ needs too).
     ``prefix`` namespaces every key (default ``tacocat:``); ``limits`` bound uploads;
+    ``rate_limits`` bound how fast users may submit (default none: a library caller is
+    trusted; ``tacocat serve`` passes :data:`~tacocat.arena.ratelimit.DEFAULT_RATE_LIMITS`);
     ``clock`` (seconds since the epoch) exists for tests. A Redis that stays unreachable
     through redis-py's retries raises :class:`RedisUnavailable` from any method.
     """
 
     def __init__(
         self, redis: Redis, *, prefix: str = DEFAULT_PREFIX,
-        limits: SubmissionLimits = DEFAULT_LIMITS, clock: Clock = default_clock,
+        limits: SubmissionLimits = DEFAULT_LIMITS, rate_limits: RateLimits = NO_LIMITS,
+        clock: Clock = default_clock,
     ) -> None:
         check_client(redis)
         self.redis = redis
         self.keys = Keys(prefix)
         self.limits = limits
+        self.rate_limits = rate_limits
         self.clock = clock
 
     @classmethod
@@ -172,11 +177,28 @@ class Arena:
                 f"bot {bot_id(owner, name)!r} belongs to {owner!r}; only its owner may "
                 f"submit versions. Submit under your own name, e.g. {user.name}/{name}"
             )
+        # Charged before validation: checking a zip is the expensive part of a submission.
+        limit = self.rate_limits.submissions
+        if limit is not None and not user.admin:
+            self.take_rate(ratelimit.SUBMIT, user.name, limit, what="submissions",
+                           whose=repr(user.name))
         submission = validate_submission(filename, data, self.limits)
         version = bots.submit_version(self.redis, self.keys, owner, name, submission,
                                       clock=self.clock)
         dispatch.request_tick(self.redis, self.keys)
         return version
+
+    def take_rate(self, kind: str, subject: str, limit: RateLimit, *, cost: int = 1,
+                  what: str = "calls", whose: str = "") -> None:
+        """Take ``cost`` from the token bucket ``(kind, subject)`` or raise
+        :class:`RateLimited` saying when to retry (see :mod:`tacocat.arena.ratelimit`)."""
+        wait = ratelimit.take(self.redis, self.keys, kind, subject, limit, cost=cost,
+                              now=self.clock())
+        if wait > 0:
+            owner = f" by {whose}" if whose else ""
+            raise RateLimited(
+                f"too many {what}{owner}: the limit is {limit.describe()}; "
+                f"{describe_wait(wait)}", wait)
 
     def get_bot(self, bot: str) -> Bot:
         """The bot ``owner/name``."""
@@ -247,7 +269,7 @@ class Arena:
         )
 
     def get_ladder(self, name: str) -> Ladder:
-        return ladders.get_ladder(self.redis, self.keys, name)
+        return ladders.get_ladder(self.redis, self.keys, check_name("ladder", name))
 
     def list_ladders(self) -> list[Ladder]:
         return ladders.list_ladders(self.redis, self.keys)
@@ -262,12 +284,13 @@ class Arena:
                 f"bot {found.id!r} belongs to {found.owner!r}; only its owner (or an admin) "
                 "may enter it in a ladder"
             )
+        check_name("ladder", ladder)
         entry = ladders.join_ladder(self.redis, self.keys, ladder, found.id, clock=self.clock)
         self._changed(ladder, "versions")
         return entry
 
     def entries(self, ladder: str) -> list[Entry]:
-        ladders.get_ladder(self.redis, self.keys, ladder)
+        ladders.get_ladder(self.redis, self.keys, check_name("ladder", ladder))
         return ladders.entries(self.redis, self.keys, ladder)
 
     # -- scheduling and matches ----------------------------------------------------------------
@@ -337,7 +360,7 @@ class Arena:
         self, ladder: str, *, status: MatchStatus | None = None, start: int = 0,
         count: int = 100,
     ) -> list[Match]:
-        ladders.get_ladder(self.redis, self.keys, ladder)
+        ladders.get_ladder(self.redis, self.keys, check_name("ladder", ladder))
         return matches.list_matches(self.redis, self.keys, ladder, status=status,
                                     start=start, count=count)
 
@@ -370,13 +393,14 @@ class Arena:
 
     def leaderboard(self, ladder: str) -> Leaderboard:
         """Standings: rating ± 95% interval, live Elo, W/T/L, forfeits, crosstable."""
+        check_name("ladder", ladder)
         return standings.leaderboard(self.redis, self.keys, ladder, clock=self.clock)
 
     def ladder_status(self, ladder: str) -> LadderStatus:
-        return standings.ladder_status(self.redis, self.keys, ladder)
+        return standings.ladder_status(self.redis, self.keys, check_name("ladder", ladder))
 
     def recent_matches(self, ladder: str, count: int = 20) -> list[LogEntry]:
-        ladders.get_ladder(self.redis, self.keys, ladder)
+        ladders.get_ladder(self.redis, self.keys, check_name("ladder", ladder))
         return standings.recent_matches(self.redis, self.keys, ladder, count)
 
     def recompute_ratings(self, ladder: str, *, store: bool = False) -> EloReplay:
@@ -404,7 +428,7 @@ class Arena:
 
     @staticmethod
     def _self_or_admin(actor: User, user: str | None, what: str) -> str:
-        target = actor.name if user is None else user
+        target = actor.name if user is None else check_name("user", user)
         if target != actor.name and not actor.admin:
             raise PermissionDenied(
                 f"{actor.name!r} may {what} only for itself; for {target!r} ask an admin"

@@ -16,6 +16,8 @@
      │                            syntax); ``problem`` says which rule
      ├── FailedPrecondition       the request is well-formed but the stored state forbids it
      │                            (activating a rejected version)
+     ├── RateLimited              too many submissions (or live games) too fast; the message
+     │                            says when to retry, ``retry_after`` in seconds
      └── Contention               an atomic step kept losing a race; retrying later works
 
 Every message names the offending value and says what to do about it. Each class carries
@@ -109,6 +111,17 @@ class FailedPrecondition(ArenaError):  # noqa: N818 - the gRPC name
     """The request is well-formed, but the stored state does not allow it now."""
 
     status = "FAILED_PRECONDITION"
+
+
+class RateLimited(ArenaError):  # noqa: N818 - names the condition
+    """The caller used up its rate limit (submissions, live games). ``retry_after`` is the
+    number of seconds until the action would be allowed; the message says it too."""
+
+    status = "RESOURCE_EXHAUSTED"
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
 
 
 class Contention(ArenaError):  # noqa: N818 - names the condition

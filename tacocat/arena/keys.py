@@ -156,6 +156,12 @@ class Keys:
         """Pub/sub channel: JSON change notifications for the ladder."""
         return f"{self.prefix}ladder:{{{name}}}:events"
 
+    # -- rate limits ---------------------------------------------------------------------------
+
+    def rate_limit(self, kind: str, subject: str) -> str:
+        """Hash: tokens, at (a token bucket; expires once full again)."""
+        return f"{self.prefix}ratelimit:{kind}:{subject}"
+
     # -- matches -------------------------------------------------------------------------------
 
     def match(self, ladder: str, match_id: str) -> str:

@@ -162,15 +162,36 @@ def _fields(redis: Redis, keys: Keys, name: str) -> dict[str, str]:
     return fields
 
 
+MAX_DECK_CARDS: Final = 1000
+"""Most cards a ladder's deck may hold: the engine takes any count, but every game of the
+ladder deals the whole deck on a worker, so a typo (a billion sevens) must not reach one."""
+MAX_ROUNDS: Final = 10_000
+MAX_RULESET_NAME: Final = 60
+
+
 def _ruleset(value: Ruleset | Mapping[str, Any] | None) -> Ruleset:
     if value is None:
         return Ruleset.standard()
     if isinstance(value, Ruleset):
-        return value
-    try:
-        return Ruleset.from_dict(value)
-    except RulesetError as exc:
-        raise InvalidArgument(f"bad ruleset: {exc}") from exc
+        rules = value
+    else:
+        try:
+            rules = Ruleset.from_dict(value)
+        except RulesetError as exc:
+            raise InvalidArgument(f"bad ruleset: {exc}") from exc
+    cards = sum(rules.deck.values())
+    if cards > MAX_DECK_CARDS:
+        raise InvalidArgument(
+            f"bad ruleset: its deck holds {cards} cards; a ladder's deck holds at most "
+            f"{MAX_DECK_CARDS}")
+    if rules.max_rounds > MAX_ROUNDS:
+        raise InvalidArgument(
+            f"bad ruleset: max_rounds {rules.max_rounds} is over {MAX_ROUNDS}")
+    if len(rules.name) > MAX_RULESET_NAME or not rules.name.isprintable():
+        raise InvalidArgument(
+            f"bad ruleset: its name must be at most {MAX_RULESET_NAME} printable characters, "
+            f"got {len(rules.name)} characters")
+    return rules
 
 
 def _ladder(fields: dict[str, str]) -> Ladder:

@@ -33,10 +33,16 @@ def check_name(kind: str, name: object) -> str:
     """``name`` if it is a valid user, bot or ladder name (``kind`` says which), else raise."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidArgument(
-            f"{kind} name {name!r} is not allowed: use 1-40 lowercase letters, digits, '-' "
-            "and '_', starting with a letter or digit"
+            f"{kind} name {shown(name)} is not allowed: use 1-40 lowercase letters, digits, "
+            "'-' and '_', starting with a letter or digit"
         )
     return name
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters, for echoing input in messages."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def bot_id(owner: str, name: str) -> str:
@@ -48,7 +54,7 @@ def split_bot_id(value: str) -> tuple[str, str]:
     """``(owner, name)`` from ``owner/name``; raises :class:`InvalidArgument` otherwise."""
     owner, slash, name = value.partition("/")
     if not slash:
-        raise InvalidArgument(f"bot id {value!r} must look like owner/name")
+        raise InvalidArgument(f"bot id {shown(value)} must look like owner/name")
     return check_name("user", owner), check_name("bot", name)
 
 
@@ -61,7 +67,8 @@ def split_version_id(value: str) -> tuple[str, int]:
     """``(bot id, number)`` from ``owner/name@N``; raises :class:`InvalidArgument` otherwise."""
     found = _VERSION_ID.fullmatch(value) if isinstance(value, str) else None
     if found is None or int(found.group(3)) < 1:
-        raise InvalidArgument(f"version id {value!r} must look like owner/name@N with N >= 1")
+        raise InvalidArgument(
+            f"version id {shown(value)} must look like owner/name@N with N >= 1")
     return f"{found.group(1)}/{found.group(2)}", int(found.group(3))
 
 
@@ -227,5 +234,5 @@ def ladder_of_match(match_id: str) -> str:
     """The ladder name in a match id (``LADDER.ROUND.DIGEST``)."""
     ladder, dot, rest = match_id.partition(".")
     if not dot or not _NAME.fullmatch(ladder) or rest.count(".") != 1:
-        raise InvalidArgument(f"match id {match_id!r} must look like LADDER.ROUND.DIGEST")
+        raise InvalidArgument(f"match id {shown(match_id)} must look like LADDER.ROUND.DIGEST")
     return ladder

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import lzma
 import stat
+import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
@@ -25,6 +28,12 @@ from .errors import InvalidArgument, SubmissionRejected
 BOT_FILE: Final = "bot.py"
 _ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
 _CHUNK: Final = 64 * 1024
+_BROKEN: Final = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError,
+                  NotImplementedError, OSError, RuntimeError, zlib.error, lzma.LZMAError,
+                  struct.error)
+"""What zipfile and its decompressors raise on damaged or hostile bytes (a corrupt deflate
+stream is ``zlib.error``, bzip2 ``OSError``, an encrypted entry ``RuntimeError``, a cut
+header ``struct.error``): every one means "not a readable zip"."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +180,7 @@ def _check_python(name: str, data: bytes, *, shown: str) -> str:
 def _check_zip(base: str, data: bytes, limits: SubmissionLimits) -> tuple[tuple[str, ...], int]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+    except _BROKEN as exc:
         raise SubmissionRejected("not_zip", f"{base} is not a readable zip archive: {exc}") \
             from None
     with archive:
@@ -271,7 +280,9 @@ def _read_bounded(
                         "files are too large",
                     )
                 chunks.append(chunk)
-    except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError) as exc:
+    except SubmissionRejected:
+        raise
+    except _BROKEN as exc:
         raise SubmissionRejected(
             "not_zip", f"{info.filename!r} in {shown} cannot be read: {exc}"
         ) from None

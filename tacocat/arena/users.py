@@ -23,9 +23,15 @@ import secrets
 from typing import Final
 
 from ._redis import Clock, Redis, default_clock, script, text, text_map
-from .errors import AlreadyExists, NotFound, Unauthenticated
+from .errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    Unauthenticated,
+)
 from .keys import Keys
-from .models import TokenInfo, User, check_name
+from .models import TokenInfo, User, check_name, shown
 
 TOKEN_PREFIX: Final = "tct_"
 ADMIN: Final = "admin"
@@ -40,9 +46,15 @@ redis.call('SADD', KEYS[2], ARGV[1])
 return 1
 """
 
+MAX_TOKENS_PER_USER: Final = 100
+"""Live tokens one user may hold: creating tokens is self-service, so it is bounded."""
+MAX_LABEL_LENGTH: Final = 100
+
 _ADD_TOKEN: Final = """
--- KEYS: token hash, user's token set, user hash. ARGV: digest, user, label, created_at.
+-- KEYS: token hash, user's token set, user hash. ARGV: digest, user, label, created_at,
+-- most tokens per user.
 if redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
+if redis.call('SCARD', KEYS[2]) >= tonumber(ARGV[5]) then return -1 end
 redis.call('HSET', KEYS[1], 'digest', ARGV[1], 'user', ARGV[2], 'label', ARGV[3],
            'created_at', ARGV[4])
 redis.call('SADD', KEYS[2], ARGV[1])
@@ -130,16 +142,38 @@ def list_users(redis: Redis, keys: Keys) -> list[User]:
 def issue_token(
     redis: Redis, keys: Keys, user: str, *, label: str = "", clock: Clock = default_clock
 ) -> str:
-    """A new token for ``user`` (no permission check); returns the plaintext, shown once."""
+    """A new token for ``user`` (no permission check); returns the plaintext, shown once.
+
+    A user holds at most :data:`MAX_TOKENS_PER_USER` tokens (:class:`FailedPrecondition`
+    past that: revoke unused ones); ``label`` is at most :data:`MAX_LABEL_LENGTH` printable
+    characters.
+    """
+    check_label(label)
     token = new_token()
     digest = token_digest(token)
     added = script(redis, "add_token", _ADD_TOKEN)(
         keys=[keys.token(digest), keys.user_tokens(user), keys.user(user)],
-        args=[digest, user, label, repr(clock())],
+        args=[digest, user, label, repr(clock()), MAX_TOKENS_PER_USER],
     )
+    if added == -1:
+        raise FailedPrecondition(
+            f"user {user!r} already holds {MAX_TOKENS_PER_USER} tokens, the most one user may "
+            "have; revoke unused ones first (tacocat token list / tacocat token revoke ID)"
+        )
     if not added:
         raise NotFound(f"no user {user!r} to issue a token for; create the user first")
     return token
+
+
+def check_label(label: object) -> str:
+    """``label`` if it is a usable token label (short, printable), else raise."""
+    if not isinstance(label, str) or len(label) > MAX_LABEL_LENGTH or not (
+            label.isprintable()):
+        raise InvalidArgument(
+            f"token label {shown(label)} is not allowed: use at most {MAX_LABEL_LENGTH} printable "
+            "characters (no newlines or control characters), e.g. 'laptop'"
+        )
+    return label
 
 
 def authenticate(redis: Redis, keys: Keys, token: str | None) -> User:
@@ -192,7 +226,7 @@ def revoke_token(redis: Redis, keys: Keys, user: str, token_id: str) -> None:
                if token_id and text(d).startswith(token_id)]
     if len(matches) != 1:
         raise NotFound(
-            f"user {user!r} has no token with id {token_id!r}; list_tokens shows the ids"
+            f"user {user!r} has no token with id {shown(token_id)}; list_tokens shows the ids"
         )
     pipe = redis.pipeline(transaction=True)
     pipe.delete(keys.token(matches[0]))

@@ -12,15 +12,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from tacocat.engine import EngineError, Ruleset
-from tacocat.sdk import DEFAULT_ADDRESS, SdkError
+from tacocat.sdk import DEFAULT_ADDRESS, SdkError, Tls
 from tacocat.sdk.arena import (
     ArenaClient,
     AuthError,
@@ -42,7 +43,13 @@ connection (every arena command):
   --token TOKEN      your token (default $TACOCAT_TOKEN, else the file $TACOCAT_TOKEN_FILE,
                      else for a server on this machine the admin token in
                      .tacocat/data/admin.token, which `tacocat serve` and `tacocat up` write)
+  --tls              speak TLS, trusting the system's root certificates
+  --tls-ca CA.pem    speak TLS, trusting this CA (default $TACOCAT_TLS_CA)
+  --tls-cert/--tls-key FILE   a client certificate and key, for a server that requires
+                     one (defaults $TACOCAT_TLS_CERT, $TACOCAT_TLS_KEY)
 """
+TLS_ENV: Final = {"tls_ca": "TACOCAT_TLS_CA", "tls_cert": "TACOCAT_TLS_CERT",
+                  "tls_key": "TACOCAT_TLS_KEY"}
 
 
 def _connection(p: argparse.ArgumentParser) -> None:
@@ -53,6 +60,29 @@ def _connection(p: argparse.ArgumentParser) -> None:
     group.add_argument("--token", default=None,
                        help="your token (default $TACOCAT_TOKEN, $TACOCAT_TOKEN_FILE, or the "
                             "local server's .tacocat/data/admin.token)")
+    group.add_argument("--tls", action="store_true",
+                       help="speak TLS, trusting the system's root certificates")
+    group.add_argument("--tls-ca", metavar="CA.pem", default=None,
+                       help="speak TLS, trusting this CA's certificates (default "
+                            "$TACOCAT_TLS_CA)")
+    group.add_argument("--tls-cert", metavar="FILE.pem", default=None,
+                       help="client certificate for mutual TLS (default $TACOCAT_TLS_CERT)")
+    group.add_argument("--tls-key", metavar="FILE.key", default=None,
+                       help="its private key (default $TACOCAT_TLS_KEY)")
+    group.add_argument("--tls-server-name", metavar="NAME", default=None,
+                       help="the name the server's certificate carries, when not the "
+                            "host in --server")
+
+
+def client_tls(args: argparse.Namespace) -> Tls | None:
+    """The TLS settings of the connection flags (and their environment defaults)."""
+    files = {name: getattr(args, name, None) or os.environ.get(env, "").strip() or None
+             for name, env in TLS_ENV.items()}
+    server_name = getattr(args, "tls_server_name", None)
+    if not (getattr(args, "tls", False) or server_name or any(files.values())):
+        return None
+    return Tls(ca=files["tls_ca"], cert=files["tls_cert"], key=files["tls_key"],
+               server_name=server_name)
 
 
 def _command(sub: Sub, name: str, help_text: str, description: str,
@@ -69,7 +99,7 @@ def _with_client(run: Callable[[argparse.Namespace, ArenaClient], int]
     def wrapper(args: argparse.Namespace) -> int:
         what = " ".join(p for p in (args.command, getattr(args, "action", None)) if p)
         try:
-            with ArenaClient(args.server, args.token) as client:
+            with ArenaClient(args.server, args.token, tls=client_tls(args)) as client:
                 return run(args, client)
         except AuthError as exc:
             print(f"tacocat {what}: {exc}", file=sys.stderr)

@@ -20,7 +20,7 @@ from tacocat.sdk.arena import ADMIN_TOKEN_FILE, DEFAULT_DATA_DIR
 
 if TYPE_CHECKING:
     from tacocat.arena import Arena
-    from tacocat.server import ArenaService, Authenticator
+    from tacocat.server import ArenaService, Authenticator, GameLimiter
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,6 +60,13 @@ class ArenaSetup:
         arena_auth = ArenaAuthenticator(self.arena)
         return arena_auth if others is None else FirstOf([others, arena_auth])
 
+    def limiter(self) -> GameLimiter | None:
+        """The referee's live-game limiter: in the arena's Redis (shared by every server
+        process), or None (the referee's in-memory one) without an arena."""
+        from tacocat.server import ArenaLimiter  # noqa: PLC0415
+
+        return ArenaLimiter(self.arena) if self.arena is not None else None
+
     def close(self) -> None:
         if self.arena is not None:
             self.arena.redis.close()
@@ -78,7 +85,7 @@ def open_arena(args: argparse.Namespace) -> ArenaSetup:
         return setup
     import redis  # noqa: PLC0415 - the server extra loads only when serving
 
-    from tacocat.arena import Arena  # noqa: PLC0415
+    from tacocat.arena import NO_LIMITS, Arena, RateLimit, RateLimits  # noqa: PLC0415
     from tacocat.arena._valkey import redis_url_or_embedded  # noqa: PLC0415
     from tacocat.server import ArenaService, bootstrap_admin_token  # noqa: PLC0415
 
@@ -87,7 +94,10 @@ def open_arena(args: argparse.Namespace) -> ArenaSetup:
         setup.redis_url = setup._stack.enter_context(
             redis_url_or_embedded(args.redis_url or None, data_dir))
         setup.data_dir = data_dir
-        setup.arena = Arena(redis.Redis.from_url(setup.redis_url))
+        rate_limits = NO_LIMITS if getattr(args, "no_rate_limits", False) else RateLimits(
+            submissions=RateLimit(getattr(args, "submission_burst", 10),
+                                  getattr(args, "submissions_per_hour", 20.0) / 3600))
+        setup.arena = Arena(redis.Redis.from_url(setup.redis_url), rate_limits=rate_limits)
         admin = bootstrap_admin_token(setup.arena, data_dir / ADMIN_TOKEN_FILE)
     except BaseException:
         setup.close()

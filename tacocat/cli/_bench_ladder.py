@@ -4,8 +4,12 @@ Starts an embedded Redis and ``tacocat worker`` processes, submits 8 bots (the h
 and variants of them, as ordinary ``.py`` uploads: each one is smoke-tested, then played
 sandboxed through ``python -m tacocat.sdk.host`` like any user's bot), and plays a full round
 robin (28 pairings x ``--games-per-pairing`` games) on ``--workers`` workers, then again on
-one worker. Each run is a fresh ladder; the clock runs from the bots joining the ladder to
-its last result being recorded, scheduling and recording included.
+one worker, ``--repeat`` times each, interleaved. Every run starts from an empty Redis and
+plays the very same games (the bench ladder's seed key is fixed), so runs differ only in
+their workers. The clock runs from the bots joining the ladder to its last result being
+recorded, scheduling and recording included. The field is random (3 seeds), greedy (3
+variants), the engine's default bot and house:strong when the engine has it
+(``--without strong`` for a field whose cost is the arena's rather than one bot's thinking).
 
 Prints progress on stderr and ends with one JSON line on stdout:
 
@@ -30,7 +34,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from tacocat.arena import User
 
 BOTS: Final[dict[str, str]] = {
     # name -> the body of a bot.py; each subclasses a house bot, so the field has a spread.
@@ -57,6 +64,9 @@ BOTS: Final[dict[str, str]] = {
                 "    name = 'greedy-b'\n",
 }
 FIELD: Final = 8
+SECRET: Final = "0123456789abcdef0123456789abcdef"
+"""The bench ladder's seed key (normally random per ladder): fixed, so every run deals the
+same 5,600 games and runs differ only in their workers."""
 
 
 def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,12 +80,17 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--games-per-match", type=int, default=0, metavar="N",
                    help="games per match job (default: all of a pairing's games, one job)")
     p.add_argument("--decision-seconds", type=float, default=1.0, help=argparse.SUPPRESS)
-    p.add_argument("--repeat", type=int, default=1, help="runs per worker count; medians are "
-                                                          "reported (default 1)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per worker count, interleaved; "
+                                                          "medians are reported (default 3)")
     p.add_argument("--pin", choices=("all", "bots", "none"), default="all",
                    help="core pinning of the workers (see tacocat worker --help)")
     p.add_argument("--no-baseline", action="store_true",
                    help="skip the one-worker runs (no speedup figure)")
+    p.add_argument("--without", action="append", default=[], metavar="BOT",
+                   choices=sorted(BOTS),
+                   help="leave a bot out of the field (the next variant takes its place), "
+                        "e.g. --without strong")
+    p.add_argument("--verbose", action="store_true", help="show the workers' log lines")
     p.add_argument("--insecure-no-sandbox", action="store_true",
                    help="run the bots without the sandbox")
     p.set_defaults(run=bench_ladder)
@@ -101,7 +116,11 @@ def bench_ladder(args: argparse.Namespace) -> int:
         print("tacocat bench ladder: --workers and --repeat must be >= 1, and "
               "--games-per-match must divide --games-per-pairing", file=sys.stderr)
         return 2
-    names = [n for n in BOTS if n != "strong" or "strong" in HOUSE_BOTS][:FIELD]
+    names = [n for n in BOTS if (n != "strong" or "strong" in HOUSE_BOTS)
+             and n not in args.without][:FIELD]
+    if len(names) < FIELD:
+        print(f"tacocat bench ladder: fewer than {FIELD} bots left", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-") as folder:
         bench = _Bench(Path(folder), args, names, gpm)
         try:
@@ -125,9 +144,7 @@ class _Bench:
         self.server.start()
         self.redis = Redis.from_url(self.server.url)
         self.arena = Arena(self.redis)
-        token = self.arena.bootstrap_admin()
-        assert token is not None
-        self.admin = self.arena.authenticate(token)
+        self.admin = self._fresh_arena()
         self.pool: subprocess.Popen[bytes] | None = None
         self.pool_size = 0
         self.pairings = len(self.names) * (len(self.names) - 1) // 2
@@ -143,13 +160,17 @@ class _Bench:
         _say(f"bench ladder: {len(self.names)} bots ({', '.join(self.names)}), "
              f"{self.pairings} pairings x {args.games_per_pairing} games = {self.games} games, "
              f"{self.games_per_match} games per match job, pinning {args.pin}")
-        self._start_pool(args.workers)
-        self._submit()
         runs: list[Run] = []
         counts = [args.workers] + ([1] if not args.no_baseline and args.workers != 1 else [])
-        for workers in counts:
-            for repeat in range(args.repeat):
+        for repeat in range(args.repeat):
+            for workers in counts:
+                # Every run starts from an empty Redis and plays the very same games (same
+                # versions, same ladder name and secret, so the same seeds): runs differ in
+                # their workers only. The house bots are deterministic for given seeds.
+                self._stop_pool()
+                self.admin = self._fresh_arena()
                 self._start_pool(workers)
+                self._submit()
                 runs.append(self._round_robin(workers, repeat))
         self._stop_pool()
         main = [r for r in runs if r.workers == args.workers]
@@ -177,7 +198,13 @@ class _Bench:
         result["workers"] = args.workers
         result["pin"] = args.pin
         result["runs"] = [{"workers": r.workers, "seconds": round(r.seconds, 2),
-                           "games_per_second": round(r.games_per_second, 1)} for r in runs]
+                           "games_per_second": round(r.games_per_second, 1),
+                           "busy": round(r.stats.get("match_job_seconds", 0.0)
+                                         / (r.workers * r.seconds), 3),
+                           "overhead_share": round(_overhead(r.stats)["total"], 4),
+                           "game_ms": round(1000 * r.stats.get("game_seconds", 0.0)
+                                            / max(1.0, r.stats.get("games", 0.0)), 2)}
+                          for r in runs]
         print(json.dumps(result), flush=True)
         return 0
 
@@ -205,10 +232,11 @@ class _Bench:
     def _round_robin(self, workers: int, repeat: int) -> Run:
         from tacocat.worker import worker_stats  # noqa: PLC0415
 
-        ladder = f"bench-{workers}w-{repeat + 1}"
+        ladder = "bench"
         self.arena.create_ladder(self.admin, ladder, games_per_pairing=self.args.games_per_pairing,
                                  games_per_match=self.games_per_match,
                                  decision_seconds=self.args.decision_seconds)
+        self.redis.hset(self.arena.keys.ladder(ladder), "secret", SECRET)
         matches = self.pairings * (self.args.games_per_pairing // self.games_per_match)
         before = worker_stats(self.redis)
         started = time.perf_counter()
@@ -223,7 +251,8 @@ class _Bench:
                 break
             if now - shown >= (0.25 if sys.stderr.isatty() else 5.0):
                 shown = now
-                _progress(ladder, games, self.games, now - started)
+                _progress(f"{ladder} ({workers} worker{'s' * (workers != 1)}, run {repeat + 1})",
+                          games, self.games, now - started)
             if now - started > 900:
                 raise SystemExit(f"bench ladder: {ladder} did not finish in 900 s")
             time.sleep(0.05)
@@ -237,8 +266,15 @@ class _Bench:
                 break
             time.sleep(0.02)
         stats = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
-        _progress(ladder, games, self.games, seconds, end=True)
+        _progress(f"{ladder} ({workers} worker{'s' * (workers != 1)}, run {repeat + 1})",
+                  games, self.games, seconds, end=True)
         return Run(workers, seconds, games, stats)
+
+    def _fresh_arena(self) -> User:
+        self.redis.flushall()
+        token = self.arena.bootstrap_admin()
+        assert token is not None
+        return self.arena.authenticate(token)
 
     # -- the worker pool -----------------------------------------------------------------------
 
@@ -250,7 +286,7 @@ class _Bench:
         self._stop_pool()
         command = [sys.executable, "-m", "tacocat.cli", "worker", "--workers", str(workers),
                    "--redis-url", self.server.url, "--pin", self.args.pin,
-                   "--log-level", "WARNING", "--wait", "1"]
+                   "--log-level", "INFO" if self.args.verbose else "WARNING", "--wait", "1"]
         if self.args.insecure_no_sandbox:
             command.append("--insecure-no-sandbox")
         self.pool = subprocess.Popen(command, stdin=subprocess.DEVNULL,

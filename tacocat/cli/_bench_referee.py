@@ -55,7 +55,8 @@ def bench_referee(args: argparse.Namespace) -> int:
     procs = args.procs or max(1, (args.clients + 15) // 16)
     command = [sys.executable, "-m", "tacocat.cli", "serve", "--port", "0",
                "--time-limit", "30", "--log-level", "WARNING", "--max-games", "100000",
-               "--no-arena"]
+               "--no-arena", "--no-rate-limits",  # a benchmark, not abuse: no limits
+               "--max-matches-per-player", str(args.clients + 1)]
     live = args.opponent == "live"
     if live:
         command += [arg for i in range(args.clients) for arg in ("--player", f"c{i}=t{i}")]

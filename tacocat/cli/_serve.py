@@ -8,12 +8,15 @@ import logging
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tacocat.engine import STANDARD, EngineError, Ruleset
 from tacocat.sdk import DEFAULT_PORT, DEFAULT_TIME_LIMIT
 
 from . import _arena_serve
+
+if TYPE_CHECKING:
+    from tacocat.server import ServerTls
 
 DEFAULT_WEB_PORT = 8080
 
@@ -32,12 +35,19 @@ also saves it (mode 0600) to DATA_DIR/admin.token, where the CLI on this machine
 
 Prints "referee listening on HOST:PORT" once it accepts connections.
 
+Security (docs/SECURITY.md): --tls-cert/--tls-key serve TLS on the gRPC port, and
+--tls-client-ca also requires client certificates signed by that CA (mutual TLS). Live
+games are rate-limited per player (the token's user; anonymous clients per IP address),
+submissions per user; refusals are RESOURCE_EXHAUSTED and say when to retry.
+
 examples:
   tacocat serve                                   # localhost:{DEFAULT_PORT}, house bots only
   tacocat serve --player alice=s3cret --player bob=hunter2 --records games.jsonl
   tacocat serve --host 0.0.0.0 --port 0 --time-limit 0.5
   REDIS_URL=redis://redis:6379/0 tacocat serve --host 0.0.0.0   # production Redis
   tacocat serve --no-arena                        # the referee alone, no Redis
+  tacocat serve --host 0.0.0.0 --tls-cert server.pem --tls-key server.key
+  tacocat serve --tls-cert server.pem --tls-key server.key --tls-client-ca clients-ca.pem
 """
 
 
@@ -62,6 +72,29 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--grace", type=float, default=5.0, metavar="SECONDS",
                    help="on shutdown, how long running matches may go on (default 5)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    tls = p.add_argument_group("TLS", "encrypt the gRPC port (the web UI stays plain HTTP)")
+    tls.add_argument("--tls-cert", type=Path, metavar="FILE.pem",
+                     help="the server's certificate chain (PEM, leaf first); needs --tls-key")
+    tls.add_argument("--tls-key", type=Path, metavar="FILE.key",
+                     help="the certificate's private key (PEM)")
+    tls.add_argument("--tls-client-ca", type=Path, metavar="CA.pem",
+                     help="require client certificates signed by this CA (mutual TLS)")
+    limits = p.add_argument_group("limits", "abuse limits (docs/SECURITY.md has them all)")
+    limits.add_argument("--live-games-per-second", type=float, default=20.0, metavar="N",
+                        help="live games each player may start per second, on average "
+                             "(default 20; anonymous clients count per IP address)")
+    limits.add_argument("--live-game-burst", type=int, default=2000, metavar="N",
+                        help="... and at once (default 2000; at least --max-games)")
+    limits.add_argument("--max-matches-per-player", type=int, default=64, metavar="N",
+                        help="matches one player may run or wait for at once (default 64)")
+    limits.add_argument("--submissions-per-hour", type=float, default=20.0, metavar="N",
+                        help="bot submissions each user may make per hour, on average "
+                             "(default 20; admins are exempt)")
+    limits.add_argument("--submission-burst", type=int, default=10, metavar="N",
+                        help="... and at once (default 10)")
+    limits.add_argument("--no-rate-limits", action="store_true",
+                        help="no live-game or submission rate limits (trusted networks, "
+                             "load tests)")
     _arena_serve.add_arguments(p)
     web = p.add_argument_group("web", "the web UI (live leaderboards, replays; needs the arena)")
     web.add_argument("--web-port", type=int, default=DEFAULT_WEB_PORT, metavar="PORT",
@@ -89,7 +122,13 @@ def run(args: argparse.Namespace) -> int:
         rules = Ruleset.load(args.ruleset) if args.ruleset else STANDARD
         config = RefereeConfig(host=args.host, port=args.port, time_limit=args.time_limit,
                                rules=rules, max_games=args.max_games,
-                               queue_timeout=args.queue_timeout)
+                               queue_timeout=args.queue_timeout, tls=_server_tls(args),
+                               live_games_per_second=(None if args.no_rate_limits else
+                                                      args.live_games_per_second),
+                               live_game_burst=args.live_game_burst,
+                               max_matches_per_player=args.max_matches_per_player)
+        if config.tls is not None:
+            config.tls.credentials()  # unreadable files fail here, before Redis starts
     except (ValueError, EngineError, ServerError) as exc:
         print(f"tacocat serve: {exc}", file=sys.stderr)
         return 2
@@ -105,10 +144,13 @@ def run(args: argparse.Namespace) -> int:
     if record_file is not None:
         sinks.append(record_file)
     server = RefereeServer(config, sinks=sinks, services=arena.services,
-                           authenticator=arena.authenticator(tokens if args.player else None))
+                           authenticator=arena.authenticator(tokens if args.player else None),
+                           limiter=arena.limiter())
 
     def ready(server: RefereeServer) -> None:
         print(f"referee listening on {server.address}", flush=True)
+        if config.tls is not None:
+            print(f"referee: {config.tls.describe()}", file=sys.stderr, flush=True)
 
     try:
         run_async(_with_web(serve(server, grace=args.grace, ready=ready), args, arena))
@@ -145,6 +187,20 @@ async def _with_web(serving: Coroutine[Any, Any, None], args: argparse.Namespace
         await serving
     finally:
         await web.stop()
+
+
+def _server_tls(args: argparse.Namespace) -> ServerTls | None:
+    from tacocat.server import ServerTls  # noqa: PLC0415
+
+    if args.tls_cert is None and args.tls_key is None:
+        if args.tls_client_ca is not None:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key: mutual TLS is TLS "
+                             "first")
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        raise ValueError("give --tls-cert and --tls-key together (the certificate and its "
+                         "private key)")
+    return ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca)
 
 
 def _parse_player(text: str) -> tuple[str, str]:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tacocat.arena import DEFAULT_PREFIX, EmbeddedServerError, RedisUnavailable
 from tacocat.sdk.arena import DEFAULT_DATA_DIR
+
+if TYPE_CHECKING:
+    from tacocat.worker import WorkerSettings
 
 DESCRIPTION = """\
 Play the arena's matches. Runs --workers RQ worker processes (default: one per core) on the
@@ -69,13 +74,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tuning.add_argument("--bot-cpu-seconds", type=int, default=600, metavar="SECONDS",
                         help="CPU time per bot process over its match (default 600)")
     tuning.add_argument("--wait", type=float, default=5.0, help=argparse.SUPPRESS)
+    p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                   help="export this host's worker metrics (Prometheus) on "
+                        "http://--metrics-host:PORT/metrics (default: off; 0 = a free port)")
+    p.add_argument("--metrics-host", default="127.0.0.1", metavar="HOST",
+                   help="address of --metrics-port (default 127.0.0.1; 0.0.0.0 in a container)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tacocat.arena._valkey import redis_url_or_embedded  # noqa: PLC0415
-    from tacocat.worker import WorkerPool, WorkerSettings  # noqa: PLC0415
+    from tacocat.worker import WorkerSettings  # noqa: PLC0415
     from tacocat.worker.sandbox import SandboxUnavailableError, use_sandbox  # noqa: PLC0415
 
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
@@ -96,6 +105,25 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 0:
         print("tacocat worker: --workers must be at least 1", file=sys.stderr)
         return 2
+    from tacocat.worker.metrics import serve_metrics  # noqa: PLC0415
+
+    with contextlib.ExitStack() as stack:
+        if args.metrics_port is not None:
+            try:
+                port = stack.enter_context(serve_metrics(args.metrics_port, args.metrics_host))
+            except OSError as exc:
+                print(f"tacocat worker: --metrics-port {args.metrics_port}: {exc}",
+                      file=sys.stderr)
+                return 1
+            print(f"tacocat worker: metrics on http://{args.metrics_host}:{port}/metrics",
+                  file=sys.stderr, flush=True)
+        return _run_pool(args, settings)
+
+
+def _run_pool(args: argparse.Namespace, settings: WorkerSettings) -> int:
+    from tacocat.arena._valkey import redis_url_or_embedded  # noqa: PLC0415
+    from tacocat.worker import WorkerPool  # noqa: PLC0415
+
     try:
         with redis_url_or_embedded(args.redis_url or None, args.data_dir) as url:
             pool = WorkerPool(url, settings, workers=args.workers,

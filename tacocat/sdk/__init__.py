@@ -52,6 +52,7 @@ from ._arena_client import (
     InvalidRequestError,
     NotFoundError,
     PermissionDeniedError,
+    RateLimitedError,
     ServerUnavailableError,
 )
 from ._errors import (
@@ -82,19 +83,19 @@ from ._protocol import (
     read_frame,
 )
 from ._session import BotSession, GameResult, time_left
+from ._tls import Tls
 
 __all__ = [
     "DEFAULT_ADDRESS", "DEFAULT_PORT", "DEFAULT_TIME_LIMIT", "LIVE", "MAX_ACTION_CARDS",
-    "MAX_CLIENT_MESSAGE",
-    "MAX_SERVER_MESSAGE", "PLAY_METHOD", "REFEREE_SERVICE", "AlreadyExistsError", "Answer",
-    "ArenaApiError", "ArenaClient", "AuthError", "Bot", "BotLoadError",
-    "BotSession", "ConnectionLostError", "Decision", "Failure", "Fault", "FrameBuffer",
-    "GameResult", "HostError", "HostProcess", "InvalidRequestError", "LocalSeat", "NotFoundError",
-    "Observation", "Outcome", "PermissionDeniedError", "ProcessSeat", "ProtocolError", "Reason",
-    "RefereeError", "Round", "Ruleset", "SdkError", "Seat", "SeatFeed", "ServerUnavailableError",
-    "Trick", "attack_kind", "best_defence", "connect", "connect_async", "frame", "is_full_defence",
+    "MAX_CLIENT_MESSAGE", "MAX_SERVER_MESSAGE", "PLAY_METHOD", "REFEREE_SERVICE",
+    "AlreadyExistsError", "Answer", "ArenaApiError", "ArenaClient", "AuthError", "Bot",
+    "BotLoadError", "BotSession", "ConnectionLostError", "Decision", "Failure", "Fault",
+    "FrameBuffer", "GameResult", "HostError", "HostProcess", "InvalidRequestError",
+    "LocalSeat", "NotFoundError", "Observation", "Outcome", "PermissionDeniedError",
+    "ProcessSeat", "ProtocolError", "RateLimitedError", "Reason", "RefereeError", "Round",
+    "Ruleset", "SdkError", "Seat", "SeatFeed", "ServerUnavailableError", "Tls", "Trick",
+    "attack_kind", "best_defence", "connect", "connect_async", "frame", "is_full_defence",
     "legal_attacks", "legal_defences", "load_bot", "load_bot_file", "lowest_response",
     "play_hosted_game", "play_hosted_match", "play_local", "read_frame", "referee_game",
-    "run_blocking", "sacrifice_is_lowest",
-    "settle", "sub_multisets", "time_left",
+    "run_blocking", "sacrifice_is_lowest", "settle", "sub_multisets", "time_left",
 ]

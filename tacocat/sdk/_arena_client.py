@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Callable, Generator
 from pathlib import Path
 from types import TracebackType
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import grpc
 
@@ -54,6 +54,7 @@ from ._arena_types import (
 from ._codec import ruleset_to_pb
 from ._errors import SdkError
 from ._protocol import DEFAULT_ADDRESS
+from ._tls import Tls, TlsOption, connect_hint, resolve_tls
 from .proto.v1 import arena_pb2 as apb
 from .proto.v1 import arena_pb2_grpc as apb_grpc
 
@@ -125,6 +126,15 @@ class ServerUnavailableError(ArenaApiError):
     retrying later may work."""
 
 
+class RateLimitedError(ArenaApiError):
+    """Too many calls of a kind (submissions) too fast: the message says when to retry;
+    ``retry_after`` is that wait in seconds (None if the server did not say)."""
+
+    def __init__(self, status: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(status, message)
+        self.retry_after = retry_after
+
+
 _ERRORS: Final[dict[grpc.StatusCode, type[ArenaApiError]]] = {
     grpc.StatusCode.UNAUTHENTICATED: AuthError,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDeniedError,
@@ -133,7 +143,7 @@ _ERRORS: Final[dict[grpc.StatusCode, type[ArenaApiError]]] = {
     grpc.StatusCode.INVALID_ARGUMENT: InvalidRequestError,
     grpc.StatusCode.FAILED_PRECONDITION: InvalidRequestError,
     grpc.StatusCode.OUT_OF_RANGE: InvalidRequestError,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: InvalidRequestError,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: RateLimitedError,
     grpc.StatusCode.UNAVAILABLE: ServerUnavailableError,
     grpc.StatusCode.DEADLINE_EXCEEDED: ServerUnavailableError,
     grpc.StatusCode.ABORTED: ServerUnavailableError,
@@ -212,21 +222,32 @@ class ArenaClient:
     call :meth:`close`.
 
     ``address`` defaults to ``$TACOCAT_ADDRESS`` or ``localhost:50051``; ``token`` as in the
-    module doc. ``timeout`` bounds every call but :meth:`watch` (seconds). Pass
-    ``credentials`` (``grpc.ssl_channel_credentials()``) for a TLS server.
+    module doc. ``timeout`` bounds every call but :meth:`watch` (seconds): it is the call's
+    gRPC deadline, so the server stops working on a call the client gave up on.
+
+    For a TLS server pass ``tls=True`` (trust the system's roots) or a
+    :class:`~tacocat.sdk.Tls` (a private CA; a client certificate and key for mutual TLS);
+    ``credentials`` takes ready-made gRPC channel credentials instead.
     """
 
     def __init__(self, address: str | None = None, token: str | None = None, *,
                  token_file: str | Path | None = None, timeout: float = 30.0,
+                 tls: TlsOption = None,
                  credentials: grpc.ChannelCredentials | None = None) -> None:
         self.address = address or os.environ.get(SERVER_ENV, "").strip() or DEFAULT_ADDRESS
         self.token, self.token_source = find_token(self.address, token, token_file)
         self.timeout = timeout
+        self.tls: Tls | None = resolve_tls(tls)
+        options: list[tuple[str, int | str]] = list(CHANNEL_OPTIONS)
+        if self.tls is not None:
+            options += self.tls.channel_options()
+            if credentials is None:
+                credentials = self.tls.credentials()
+        self.secure = credentials is not None
         if credentials is None:
-            self._channel = grpc.insecure_channel(self.address, options=CHANNEL_OPTIONS)
+            self._channel = grpc.insecure_channel(self.address, options=options)
         else:
-            self._channel = grpc.secure_channel(self.address, credentials,
-                                                options=CHANNEL_OPTIONS)
+            self._channel = grpc.secure_channel(self.address, credentials, options=options)
         self._stub = apb_grpc.ArenaStub(self._channel)
 
     def close(self) -> None:
@@ -310,7 +331,7 @@ class ArenaClient:
         try:
             reply = self._call(self._stub.SubmitBot, request)
         except InvalidRequestError as exc:
-            if exc.status == "RESOURCE_EXHAUSTED":
+            if exc.status == "RESOURCE_EXHAUSTED":  # gRPC's message size limit
                 raise InvalidRequestError(
                     "INVALID_ARGUMENT", f"{filename} is {len(data):,} bytes, more than the "
                     "server accepts; keep a submission under "
@@ -436,7 +457,7 @@ class ArenaClient:
         message = details
         if code is grpc.StatusCode.UNAVAILABLE and "failed to connect" in details.lower():
             message = (f"cannot reach the arena server at {self.address}: is `tacocat serve` "
-                       f"running there? ({details})")
+                       f"running there? If it is, {connect_hint(self.secure)} ({details})")
         elif code is grpc.StatusCode.DEADLINE_EXCEEDED:
             message = f"the arena server at {self.address} did not answer within " \
                       f"{self.timeout:g} s"
@@ -445,7 +466,24 @@ class ArenaClient:
                        f"referee-only `tacocat serve --no-arena`?): {details}")
         elif code is grpc.StatusCode.UNAUTHENTICATED and self.token_source is not None:
             message = f"{details} (the token came from {self.token_source})"
+        elif code is grpc.StatusCode.RESOURCE_EXHAUSTED:
+            if "larger than max" in details:  # gRPC's own size limit, not a rate limit
+                return InvalidRequestError(code.name, f"the request is too large for the "
+                                           f"server at {self.address}: {details}")
+            return RateLimitedError(code.name, message, _retry_after(exc))
         return kind(code.name, message)
+
+
+def _retry_after(exc: grpc.RpcError) -> float | None:
+    """The ``retry-after`` seconds in a refusal's trailing metadata, if any."""
+    trailers: Any = exc.trailing_metadata() if isinstance(exc, grpc.Call) else None
+    for item in trailers or ():
+        if item[0] == "retry-after":
+            try:
+                return float(item[1])
+            except (TypeError, ValueError):
+                return None
+    return None
 
 
 def parse_replays(blob: bytes, what: str = "the replays") -> list[GameRecord]:

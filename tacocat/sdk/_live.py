@@ -15,6 +15,7 @@ from tacocat.engine import Bot
 from ._errors import ConnectionLostError, ProtocolError, SdkError
 from ._protocol import DEFAULT_ADDRESS, MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE, PLAY_METHOD
 from ._session import BotSession, GameResult
+from ._tls import TlsOption, connect_hint, resolve_tls
 from .proto.v1 import game_pb2 as pb
 
 LIVE: Final = "live"
@@ -33,15 +34,21 @@ CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
 
 def connect(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, *,
             games: int = 1, opponent: str | None = "house:greedy", seed: str | None = None,
-            name: str | None = None,
-            credentials: grpc.ChannelCredentials | None = None) -> list[GameResult]:
+            name: str | None = None, tls: TlsOption = None,
+            credentials: grpc.ChannelCredentials | None = None,
+            timeout: float | None = None) -> list[GameResult]:
     """Play a live match at the referee on ``address``; blocks until it ends.
 
     ``opponent`` is ``house:NAME``, or ``None``/``"live"`` to be paired with another live
     client that asked for as many games (that needs a ``token``: anonymous clients play
     house bots only). ``seed`` fixes a house match's deals (practice; the referee picks one
-    otherwise). ``name`` is the bot's name in the records (default ``bot.name``). Pass
-    ``credentials`` (e.g. ``grpc.ssl_channel_credentials()``) for a TLS referee.
+    otherwise). ``name`` is the bot's name in the records (default ``bot.name``).
+
+    For a TLS referee pass ``tls=True`` (trust the system's roots) or a
+    :class:`~tacocat.sdk.Tls` (a private CA, a client certificate for mutual TLS);
+    ``credentials`` takes ready-made gRPC channel credentials instead. ``timeout`` is a
+    deadline for the whole match in seconds: past it the referee stops the match (the game
+    under way is forfeited as a disconnect) and this raises :class:`ConnectionLostError`.
 
     Returns one :class:`GameResult` per game. Raises :class:`RefereeError` when the referee
     refuses the match and :class:`ConnectionLostError` when the stream fails. A bot that raises
@@ -54,14 +61,17 @@ def connect(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, 
     else:
         raise SdkError("connect() blocks; inside an event loop use await connect_async(...)")
     return asyncio.run(connect_async(bot, address, token, games=games, opponent=opponent,
-                                     seed=seed, name=name, credentials=credentials))
+                                     seed=seed, name=name, tls=tls, credentials=credentials,
+                                     timeout=timeout))
 
 
 async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, *,
                         games: int = 1, opponent: str | None = "house:greedy",
                         seed: str | None = None, name: str | None = None,
+                        tls: TlsOption = None,
                         credentials: grpc.ChannelCredentials | None = None,
-                        options: Sequence[tuple[str, int]] = ()) -> list[GameResult]:
+                        options: Sequence[tuple[str, int | str]] = (),
+                        timeout: float | None = None) -> list[GameResult]:
     """:func:`connect` for asyncio code. Many of these can share one event loop, but a
     bot's decision blocks the loop while it runs."""
     hello = pb.ClientMessage()
@@ -71,7 +81,12 @@ async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | N
     play.opponent = "" if opponent is None or opponent == LIVE else opponent
     play.seed = seed or ""
     metadata = (("authorization", f"Bearer {token}"),) if token else ()
-    all_options = [*CHANNEL_OPTIONS, *options]
+    all_options: list[tuple[str, int | str]] = [*CHANNEL_OPTIONS, *options]
+    settings = resolve_tls(tls)
+    if settings is not None:
+        all_options += settings.channel_options()
+        if credentials is None:
+            credentials = settings.credentials()
     channel = (grpc.aio.secure_channel(address, credentials, options=all_options)
                if credentials is not None else
                grpc.aio.insecure_channel(address, options=all_options))
@@ -80,9 +95,10 @@ async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | N
         # Raw bytes both ways: a message that does not parse is this side's protocol error
         # to report, not an opaque failure inside gRPC.
         call: grpc.aio.StreamStreamCall[bytes, bytes] = channel.stream_stream(PLAY_METHOD)(
-            metadata=metadata)
+            metadata=metadata, timeout=timeout)
         failed: grpc.aio.AioRpcError | None = None
         writable = True
+        started = asyncio.get_running_loop().time()
         try:
             outgoing: bytes | None = hello.SerializeToString()
             while True:
@@ -118,10 +134,21 @@ async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | N
             if not session.finished:
                 call.cancel()
         if not session.finished:
-            if failed is not None:
-                raise ConnectionLostError(f"live match at {address} failed: {failed.details()}",
-                                          failed.code().name)
-            code = await call.code()
+            # The call's final status says most (DEADLINE_EXCEEDED, ...); a failed write
+            # only knew that writing failed ("Internal error from Core").
+            code, details = await call.code(), await call.details() or ""
+            if failed is not None and code in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED):
+                code, details = failed.code(), failed.details() or ""
+            if timeout is not None and code is grpc.StatusCode.INTERNAL and \
+                    asyncio.get_running_loop().time() - started >= timeout:
+                # grpc.aio reports a deadline that passes during a write as INTERNAL.
+                code = grpc.StatusCode.DEADLINE_EXCEEDED
+                details = f"the match did not end within its timeout of {timeout:g} s"
+            if failed is not None or code is not grpc.StatusCode.OK:
+                hint = (f"; {connect_hint(credentials is not None)}"
+                        if "failed to connect" in details.lower() else "")
+                raise ConnectionLostError(f"live match at {address} failed: {details}{hint}",
+                                          code.name)
             raise ConnectionLostError(f"the referee at {address} ended the stream before the "
-                                      f"match ended: {await call.details()}", code.name)
+                                      f"match ended: {details}", code.name)
     return session.results

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from google.protobuf.message import DecodeError
+
 from tacocat.engine import Fault
 
 from ._errors import HostError, ProtocolError
@@ -118,7 +120,7 @@ class HostProcess:
             raise HostError(f"bot {self.bot!r} did not start: {got.fault.value}: {got.detail}")
         try:
             hello = pb.ClientMessage.FromString(got)
-        except ValueError:
+        except (DecodeError, ValueError):  # protobuf's DecodeError is no ValueError
             hello = pb.ClientMessage()
         if hello.WhichOneof("kind") != "hello":
             self.kill()

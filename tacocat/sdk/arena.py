@@ -13,6 +13,7 @@ Exceptions::
           ├── NotFoundError           no such user, bot, version, ladder or match
           ├── AlreadyExistsError      name taken, already joined, same file submitted before
           ├── InvalidRequestError     a malformed name, setting or upload
+          ├── RateLimitedError        too many submissions too fast; says when to retry
           └── ServerUnavailableError  unreachable, timed out, shutting down, Redis down
 """
 
@@ -31,6 +32,7 @@ from ._arena_client import (
     InvalidRequestError,
     NotFoundError,
     PermissionDeniedError,
+    RateLimitedError,
     ServerUnavailableError,
     bot_name_for,
     find_token,
@@ -65,7 +67,8 @@ __all__ = [
     "ArenaClient", "AuthError", "BotInfo", "BotVersion", "Entry", "InvalidRequestError",
     "Ladder", "LadderStatus", "Leaderboard", "LeaderboardUpdate", "Match", "MatchGameResult",
     "MatchResult", "MatchStatus", "NewToken", "NotFoundError", "PairStanding",
-    "PermissionDeniedError", "ServerInfo", "ServerUnavailableError", "Standing", "Submitted",
+    "PermissionDeniedError", "RateLimitedError", "ServerInfo", "ServerUnavailableError",
+    "Standing", "Submitted",
     "TokenInfo", "UserInfo", "VersionStatus", "bot_name_for", "find_token",
     "is_local_address", "parse_replays",
 ]

@@ -15,6 +15,8 @@ import os
 import sys
 from typing import BinaryIO
 
+from google.protobuf.message import DecodeError
+
 import tacocat
 
 from ._errors import BotLoadError, ProtocolError, RefereeError
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             reply = session.handle(pb.ServerMessage.FromString(data))
             if reply is not None:
                 _send(frames_out, reply)
-    except (ProtocolError, RefereeError, ValueError) as exc:  # DecodeError is a ValueError
+    except (ProtocolError, RefereeError, DecodeError, ValueError) as exc:
         print(f"tacocat.sdk.host: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 4
     except BrokenPipeError:

@@ -14,7 +14,12 @@ Exceptions::
 
     ServerError
      ├── ConfigError     a referee setting is out of range (port, time limit, limits)
-     └── StartError      the referee cannot start (the port is taken, the host unknown)
+     └── StartError      the referee cannot start (the port is taken, the host unknown,
+                         a TLS file unusable)
+
+Security (docs/SECURITY.md): TLS and mutual TLS (:class:`ServerTls`), explicit transport
+limits (:meth:`RefereeConfig.grpc_options`), per-player live-game limits
+(:class:`MemoryLimiter`, :class:`ArenaLimiter`).
 """
 
 from ._arena_auth import AdminToken, ArenaAuthenticator, FirstOf, bootstrap_admin_token
@@ -22,13 +27,16 @@ from ._arena_service import ArenaService
 from ._auth import Authenticator, TokenTable, token_from_metadata
 from ._config import RefereeConfig
 from ._errors import ConfigError, ServerError, StartError
+from ._limits import ArenaLimiter, GameLimiter, MemoryLimiter
 from ._records import FinishedGame, JsonlRecordFile, RecordLog, RecordSink
 from ._referee import RefereeService
 from ._server import HostedService, RefereeServer, serve
+from ._tls import ServerTls
 
 __all__ = [
-    "AdminToken", "ArenaAuthenticator", "ArenaService", "Authenticator", "ConfigError",
-    "FinishedGame", "FirstOf", "HostedService", "JsonlRecordFile", "RecordLog", "RecordSink",
-    "RefereeConfig", "RefereeServer", "RefereeService", "ServerError", "StartError",
+    "AdminToken", "ArenaAuthenticator", "ArenaLimiter", "ArenaService", "Authenticator",
+    "ConfigError", "FinishedGame", "FirstOf", "GameLimiter", "HostedService",
+    "JsonlRecordFile", "MemoryLimiter", "RecordLog", "RecordSink", "RefereeConfig",
+    "RefereeServer", "RefereeService", "ServerError", "ServerTls", "StartError",
     "TokenTable", "bootstrap_admin_token", "serve", "token_from_metadata",
 ]

@@ -18,6 +18,7 @@ import asyncio
 import functools
 import hashlib
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeVar
@@ -30,8 +31,10 @@ from tacocat.arena import (
     AlreadyExists,
     Arena,
     ArenaError,
+    InvalidArgument,
     LadderStatus,
     Leaderboard,
+    RateLimited,
     Unauthenticated,
     User,
 )
@@ -68,6 +71,10 @@ _Q = TypeVar("_Q")
 REQUEST_MARGIN: Final = 64 * 1024
 """Room in the largest accepted request for the fields around an upload at the limit."""
 MAX_LIST_MATCHES: Final = 1000
+MAX_DETAILS: Final = 1000
+"""Longest status message sent (messages quote what the caller sent, which may be huge)."""
+RETRY_AFTER: Final = "retry-after"
+"""Trailing metadata of a RESOURCE_EXHAUSTED refusal: whole seconds until a retry works."""
 _NEEDS_TOKEN: Final = (
     "this call needs a token: send `authorization: Bearer TOKEN` (the CLI's --token or "
     "TACOCAT_TOKEN); an admin makes tokens with `tacocat token create --user NAME`"
@@ -128,7 +135,12 @@ class ArenaService(apb_grpc.ArenaServicer):
     # -- plumbing -------------------------------------------------------------------------
 
     async def run(self, function: Callable[..., _R], *args: Any, **kwargs: Any) -> _R:
-        """``function(*args, **kwargs)`` in the arena's thread pool."""
+        """``function(*args, **kwargs)`` in the arena's thread pool.
+
+        gRPC cancels the handler when the client's deadline passes or it hangs up, and the
+        cancellation reaches the pool: work still waiting for a thread never runs. A Redis
+        step already running finishes (each is atomic); its answer is dropped.
+        """
         if self.closing:
             raise _ShuttingDown
         loop = asyncio.get_running_loop()
@@ -159,9 +171,12 @@ class ArenaService(apb_grpc.ArenaServicer):
             code = grpc.StatusCode[exc.status]
             if code is grpc.StatusCode.INTERNAL:
                 log.error("arena error: %s", exc)
-            await context.abort(code, str(exc))
+            trailers: tuple[tuple[str, str], ...] = ()
+            if isinstance(exc, RateLimited) and math.isfinite(exc.retry_after):
+                trailers = ((RETRY_AFTER, str(max(1, math.ceil(exc.retry_after)))),)
+            await context.abort(code, _details(exc), trailing_metadata=trailers)
         if isinstance(exc, EngineError | SdkError):  # a ruleset the engine refuses
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, _details(exc))
         if isinstance(exc, asyncio.CancelledError | grpc.aio.AbortError):
             raise exc
         log.exception("arena API call failed", exc_info=exc)
@@ -271,7 +286,14 @@ class ArenaService(apb_grpc.ArenaServicer):
         actor = await self.actor(context)
         settings: dict[str, Any] = {}
         if request.HasField("ruleset"):
-            settings["ruleset"] = ruleset_from_pb(request.ruleset)
+            try:
+                settings["ruleset"] = ruleset_from_pb(request.ruleset)
+            except SdkError as exc:  # the engine's reason, without the game protocol's words
+                cause = exc.__cause__
+                why = (f"unknown enum value {cause}: arrows are ARROW_SEAT_0, ARROW_SEAT_1 or "
+                       "ARROW_BOTH, the tie rule TIE_RULE_NO_MOVE or TIE_RULE_ARROW"
+                       if isinstance(cause, KeyError) else str(cause or exc))
+                raise InvalidArgument(f"bad ruleset: {why}") from None
         if request.games_per_pairing:
             settings["games_per_pairing"] = request.games_per_pairing
         if request.games_per_match:
@@ -356,6 +378,12 @@ class ArenaService(apb_grpc.ArenaServicer):
         for start in range(0, len(blob), REPLAY_CHUNK_BYTES):
             yield apb.ReplayChunk(data=blob[start:start + REPLAY_CHUNK_BYTES],
                                   total_bytes=len(blob))
+
+
+def _details(exc: BaseException) -> str:
+    """The status message for ``exc``: its text, cut to :data:`MAX_DETAILS` characters."""
+    text = str(exc)
+    return text if len(text) <= MAX_DETAILS else text[:MAX_DETAILS - 3] + "..."
 
 
 class _ShuttingDown(Exception):  # noqa: N818 - a signal between two lines, not an error

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from tacocat.arena.ratelimit import RateLimit
 from tacocat.engine import STANDARD, Ruleset
 from tacocat.sdk import DEFAULT_PORT, DEFAULT_TIME_LIMIT, MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE
 
 from ._errors import ConfigError
+from ._tls import ServerTls
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +45,21 @@ class RefereeConfig:
     max_connection_age: float = 4 * 3600.0
     """Connections are recycled after this (a long match finishes first, within the grace)."""
     max_connection_age_grace: float = 3600.0
+    """... but a stream still open this long after the recycling is cut."""
+    max_metadata_bytes: int = 8 * 1024
+    """Largest request metadata (headers: the token, gRPC's own) accepted; past it the call
+    fails with RESOURCE_EXHAUSTED before any handler runs."""
     record_log_size: int = 10_000
     """Finished games kept in memory (:attr:`RefereeServer.records`)."""
+    live_game_burst: int = 2000
+    live_games_per_second: float | None = 20.0
+    """Live games per player (the token's user, or for anonymous clients the IP address,
+    IPv6 by /64): at most ``live_game_burst`` at once, refilled at this rate; a match takes
+    as many as it asks for. ``None``: no limit. Refusals are RESOURCE_EXHAUSTED."""
+    max_matches_per_player: int = 64
+    """Matches one player (as above) may have running or waiting at once."""
+    tls: ServerTls | None = None
+    """Serve TLS (and with a client CA, require client certificates); None: plaintext."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -57,6 +72,20 @@ class RefereeConfig:
             value = getattr(self, f.name)
             if isinstance(value, int | float) and f.name != "port" and value <= 0:
                 raise ConfigError(f"{f.name} must be positive, got {value}")
+        if self.live_games_per_second is not None and self.live_game_burst < self.max_games:
+            raise ConfigError(
+                f"live_game_burst ({self.live_game_burst}) must be at least max_games "
+                f"({self.max_games}): a match of max_games could never start")
+        if self.max_metadata_bytes < 1024:
+            raise ConfigError(f"max_metadata_bytes {self.max_metadata_bytes} is under 1024: "
+                              "gRPC's own headers would not fit")
+
+    @property
+    def live_game_limit(self) -> RateLimit | None:
+        """The live-game rate limit as a token bucket (None when off)."""
+        if self.live_games_per_second is None:
+            return None
+        return RateLimit(self.live_game_burst, self.live_games_per_second)
 
     @property
     def address(self) -> str:
@@ -77,6 +106,9 @@ class RefereeConfig:
             ("grpc.max_connection_idle_ms", ms(self.max_connection_idle)),
             ("grpc.max_connection_age_ms", ms(self.max_connection_age)),
             ("grpc.max_connection_age_grace_ms", ms(self.max_connection_age_grace)),
+            # Soft and hard limits alike: every request over it is refused, not some.
+            ("grpc.max_metadata_size", self.max_metadata_bytes),
+            ("grpc.absolute_max_metadata_size", self.max_metadata_bytes),
             # Two referees must never share a port by accident.
             ("grpc.so_reuseport", 0),
         ]

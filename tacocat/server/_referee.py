@@ -15,7 +15,9 @@ import contextlib
 import inspect
 import itertools
 import logging
+import math
 import secrets
+from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
@@ -23,6 +25,7 @@ import grpc
 import grpc.aio
 from google.protobuf.message import DecodeError
 
+from tacocat.arena.ratelimit import describe_wait
 from tacocat.engine import HOUSE_BOTS, Table, house_bot
 from tacocat.sdk import (
     MAX_CLIENT_MESSAGE,
@@ -37,6 +40,7 @@ from tacocat.sdk.proto.v1 import game_pb2 as pb
 
 from ._auth import Authenticator, token_from_metadata
 from ._config import RefereeConfig
+from ._limits import GameLimiter, MemoryLimiter, peer_subject
 from ._records import FinishedGame, RecordSink
 from ._seats import Connection, LiveSeat
 
@@ -53,26 +57,36 @@ _STATUS: Final[dict[int, grpc.StatusCode]] = {
     pb.ERROR_CODE_INVALID_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,
     pb.ERROR_CODE_UNAUTHENTICATED: grpc.StatusCode.UNAUTHENTICATED,
     pb.ERROR_CODE_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    pb.ERROR_CODE_RESOURCE_EXHAUSTED: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
+RETRY_AFTER: Final = "retry-after"
+"""Trailing metadata of a rate-limit refusal: whole seconds to wait (as HTTP's header)."""
 
 
 class _RefusedError(Exception):
     """Ends a stream before any match: sent to the client as a fatal Error."""
 
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_after = retry_after
 
 
 class RefereeService:
-    """The ``tacocat.v1.Referee`` service (register :meth:`handler` on a grpc.aio server)."""
+    """The ``tacocat.v1.Referee`` service (register :meth:`handler` on a grpc.aio server).
+
+    ``limiter`` holds the live-game token buckets (``config.live_game_limit``); default one
+    in this process's memory."""
 
     def __init__(self, config: RefereeConfig, authenticator: Authenticator | None,
-                 sinks: Sequence[RecordSink]) -> None:
+                 sinks: Sequence[RecordSink], limiter: GameLimiter | None = None) -> None:
         self.config = config
         self.authenticator = authenticator
         self.sinks = list(sinks)
+        self.limiter: GameLimiter = limiter or MemoryLimiter()
+        self._playing: Counter[str] = Counter()
+        """Streams per rate-limit subject that passed admission and have not ended."""
         self.closing = False
         self.games = 0
         """Games finished since the start."""
@@ -97,12 +111,19 @@ class RefereeService:
     async def play(self, _requests: object,
                    context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         try:
-            conn, request = await self._open(context)
+            conn, request, subject = await self._open(context)
         except _RefusedError as refused:
-            await self._refuse(context, refused.code, refused.message)
+            await self._refuse(context, refused.code, refused.message, refused.retry_after)
             return
         if conn is None:
             return
+        try:
+            await self._play(context, conn, request)
+        finally:
+            self._release(subject)
+
+    async def _play(self, context: grpc.aio.ServicerContext[bytes, bytes], conn: Connection,
+                    request: pb.PlayRequest) -> None:
         reader = asyncio.create_task(conn.read_forever())
         try:
             self._place(conn, request)
@@ -128,22 +149,25 @@ class RefereeService:
                                f"{self.config.queue_timeout:g} s")
 
     async def _open(self, context: grpc.aio.ServicerContext[bytes, bytes]
-                    ) -> tuple[Connection | None, pb.PlayRequest]:
-        """Authenticate and read the PlayRequest; ``None`` if the client left first."""
-        if self.closing:
-            raise _RefusedError(pb.ERROR_CODE_UNAVAILABLE, "the referee is shutting down")
-        identity = await self._identify(context)
+                    ) -> tuple[Connection | None, pb.PlayRequest, str]:
+        """Read the PlayRequest, authenticate, check it and admit the client; ``None`` if it
+        left first. The request is read before anything is refused: ending a stream under
+        the client's in-flight first write would lose the Error that says why."""
         try:
             async with asyncio.timeout(self.config.hello_timeout):
                 data = await context.read()
         except TimeoutError:
             raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST, "no PlayRequest within "
                            f"{self.config.hello_timeout:g} s") from None
+        if self.closing:
+            raise _RefusedError(pb.ERROR_CODE_UNAVAILABLE, "the referee is shutting down")
         if not isinstance(data, bytes):
-            return None, pb.PlayRequest()
+            return None, pb.PlayRequest(), ""
+        identity = await self._identify(context)
         if len(data) > MAX_CLIENT_MESSAGE:
             raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
-                                f"a first message of {len(data)} bytes")
+                                f"a first message of {len(data)} bytes; at most "
+                                f"{MAX_CLIENT_MESSAGE} bytes per message")
         try:
             first = pb.ClientMessage.FromString(data)
         except DecodeError:
@@ -172,7 +196,43 @@ class RefereeService:
                            "a seed is for house matches only; the referee deals live matches")
         bot = clean_text(request.bot_name, 60).replace("/", "_")
         player = f"{identity or ANONYMOUS}/{bot}" if bot else identity or ANONYMOUS
-        return Connection(context, player), request
+        subject = identity if identity is not None else peer_subject(context.peer())
+        await self._admit(subject, identity, games)
+        return Connection(context, player), request, subject
+
+    async def _admit(self, subject: str, identity: str | None, games: int) -> None:
+        """Count the client in against its per-player limits, or refuse it."""
+        who = f"player {identity!r}" if identity is not None else \
+            f"anonymous clients from {subject.removeprefix('ip:')}"
+        most = self.config.max_matches_per_player
+        if self._playing[subject] >= most:
+            raise _RefusedError(
+                pb.ERROR_CODE_RESOURCE_EXHAUSTED,
+                f"{who} already has {self._playing[subject]} matches running or waiting, the "
+                f"most one player may have at once; let one finish (or ask for more games "
+                f"per match) and retry", retry_after=1.0)
+        self._playing[subject] += 1  # before the await: concurrent streams count at once
+        limit = self.config.live_game_limit
+        if limit is None:
+            return
+        try:
+            wait = await self.limiter.take(subject, games, limit)
+        except BaseException:
+            self._release(subject)
+            raise
+        if wait > 0:
+            self._release(subject)
+            raise _RefusedError(
+                pb.ERROR_CODE_RESOURCE_EXHAUSTED,
+                f"too many live games for {who}: the limit is {limit.describe('games')} "
+                f"(this match asks for {games}); {describe_wait(wait)}", retry_after=wait)
+
+    def _release(self, subject: str) -> None:
+        if not subject:
+            return
+        self._playing[subject] -= 1
+        if self._playing[subject] <= 0:
+            del self._playing[subject]
 
     async def _identify(self, context: grpc.aio.ServicerContext[bytes, bytes]) -> str | None:
         token = token_from_metadata(context.invocation_metadata())
@@ -192,13 +252,17 @@ class RefereeService:
         return identity
 
     async def _refuse(self, context: grpc.aio.ServicerContext[bytes, bytes], code: int,
-                      message: str) -> None:
+                      message: str, retry_after: float | None = None) -> None:
         try:
             async with asyncio.timeout(1.0):
                 await context.write(error_message(code, message, fatal=True))
         except Exception:  # the client is already gone: nothing to tell
             return
-        await context.abort(_STATUS.get(code, grpc.StatusCode.FAILED_PRECONDITION), message)
+        trailers: tuple[tuple[str, str], ...] = ()
+        if retry_after is not None and math.isfinite(retry_after):
+            trailers = ((RETRY_AFTER, str(max(1, math.ceil(retry_after)))),)
+        await context.abort(_STATUS.get(code, grpc.StatusCode.FAILED_PRECONDITION), message,
+                            trailing_metadata=trailers)
 
     # ---------------------------------------------------------------- matchmaking
 

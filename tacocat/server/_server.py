@@ -18,9 +18,11 @@ from tacocat.sdk import REFEREE_SERVICE
 
 from ._auth import Authenticator
 from ._config import RefereeConfig
-from ._errors import StartError
+from ._errors import ConfigError, StartError
+from ._limits import GameLimiter
 from ._records import RecordLog, RecordSink
 from ._referee import RefereeService
+from .metrics import server_metrics
 
 log = logging.getLogger("tacocat.server")
 
@@ -47,18 +49,26 @@ class RefereeServer:
 
     Every finished game goes to :attr:`records` (the last ``config.record_log_size``) and to
     each of ``sinks``. ``authenticator`` maps the tokens of live players to their names;
-    without one, only anonymous play against house bots is possible.
+    without one, only anonymous play against house bots is possible. ``limiter`` keeps the
+    live-game rate limits (default: in this process's memory; with an arena,
+    :class:`~tacocat.server.ArenaLimiter` shares them through Redis).
+
+    Every transport limit is explicit (:meth:`RefereeConfig.grpc_options`), and the port
+    speaks TLS when ``config.tls`` is set (docs/SECURITY.md).
     """
 
     def __init__(self, config: RefereeConfig | None = None, *,
                  authenticator: Authenticator | None = None,
                  sinks: Sequence[RecordSink] = (),
-                 services: Sequence[HostedService] = ()) -> None:
+                 services: Sequence[HostedService] = (),
+                 limiter: GameLimiter | None = None) -> None:
         self.config = config or RefereeConfig()
         self.services = list(services)
         """Served next to the referee on the same port (``services=[ArenaService(...)]``)."""
         self.records = RecordLog(self.config.record_log_size)
-        self.service = RefereeService(self.config, authenticator, [self.records, *sinks])
+        self.service = RefereeService(self.config, authenticator, [self.records, *sinks],
+                                      limiter)
+        server_metrics().track_live_games(self.service)  # live games, decision times
         self.port = 0
         """The port listened on (the real one when ``config.port`` is 0)."""
         self._server: grpc.aio.Server | None = None
@@ -82,7 +92,12 @@ class RefereeServer:
             (REFEREE_SERVICE, *(h.name for h in self.services), health.SERVICE_NAME,
              reflection.SERVICE_NAME), server)
         try:
-            port = server.add_insecure_port(config.address)
+            if config.tls is None:
+                port = server.add_insecure_port(config.address)
+            else:
+                port = server.add_secure_port(config.address, config.tls.credentials())
+        except ConfigError as exc:
+            raise StartError(f"cannot serve TLS: {exc}") from exc
         except RuntimeError as exc:
             raise StartError(f"cannot listen on {config.address}: {exc}") from exc
         if port == 0:
@@ -94,8 +109,8 @@ class RefereeServer:
         await self._health.set(REFEREE_SERVICE, serving)
         for hosted in self.services:
             await self._health.set(hosted.name, serving)
-        log.info("referee listening on %s (%g s per decision)", self.address,
-                 config.time_limit)
+        log.info("referee listening on %s (%s, %g s per decision)", self.address,
+                 config.tls.describe() if config.tls else "plaintext", config.time_limit)
         return port
 
     async def stop(self, grace: float = 5.0) -> None:

@@ -1,1 +1,26 @@
-"""(to be built)"""
+"""The arena's RQ workers: play matches between submitted bots in sandboxed processes.
+
+- :mod:`~.jobs`: the RQ jobs, ``play_match(match_id)`` and ``smoke_test(version_id)``;
+- :mod:`~.match`: :class:`MatchPlayer`, one match between two long-lived bot processes;
+- :mod:`~.launch`: :class:`Launcher`, how bot processes start (sandbox, limits, core);
+- :mod:`~.sandbox`: the sandbox itself (bubblewrap, seccomp, rlimits, pids bound);
+- :mod:`~.queue`: job ids, idempotent enqueuing, leases, the worker counters;
+- :mod:`~.dispatcher`: scheduling and orphan re-enqueue, one active per Redis;
+- :mod:`~.rqworker`, :mod:`~.pool`: the worker processes and ``tacocat worker``'s tree.
+
+docs/WORKER.md tells how a match job flows and what was measured.
+"""
+
+from .dispatcher import Dispatcher
+from .jobs import JobContext, MatchReport, SmokeReport, configure, run_match, run_smoke_test
+from .launch import BotSpec, Launcher
+from .match import MatchError, MatchPlayer, PlayedMatch
+from .pool import WorkerPool
+from .queue import MatchQueue, match_job_id, smoke_job_id, worker_stats
+from .settings import WorkerSettings
+
+__all__ = [
+    "BotSpec", "Dispatcher", "JobContext", "Launcher", "MatchError", "MatchPlayer",
+    "MatchQueue", "MatchReport", "PlayedMatch", "SmokeReport", "WorkerPool", "WorkerSettings",
+    "configure", "match_job_id", "run_match", "run_smoke_test", "smoke_job_id", "worker_stats",
+]

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tacocat.arena import Arena
-from tacocat.server import ArenaAuthenticator, ArenaService, RefereeConfig, RefereeServer
+from tacocat.server import (
+    ArenaAuthenticator,
+    ArenaLimiter,
+    ArenaService,
+    RefereeConfig,
+    RefereeServer,
+)
 
 _T = TypeVar("_T")
 
@@ -35,16 +42,19 @@ class ServerThread:
 
 
 @contextlib.contextmanager
-def serve_in_thread(arena: Arena, **service_options: Any) -> Iterator[ServerThread]:
-    """Start the server on a free loopback port; stop it (no grace) on exit."""
+def serve_in_thread(arena: Arena, config: RefereeConfig | None = None,
+                    **service_options: Any) -> Iterator[ServerThread]:
+    """Start the server on a free loopback port; stop it (no grace) on exit. ``config``
+    (its port is ignored) sets TLS and limits; live-game limits live in the arena's Redis."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True, name="test-server")
     thread.start()
 
     async def start() -> tuple[RefereeServer, ArenaService]:
         service = ArenaService(arena, **service_options)
-        server = RefereeServer(RefereeConfig(port=0), authenticator=ArenaAuthenticator(arena),
-                               services=[service])
+        settings = dataclasses.replace(config or RefereeConfig(), port=0)
+        server = RefereeServer(settings, authenticator=ArenaAuthenticator(arena),
+                               services=[service], limiter=ArenaLimiter(arena))
         await server.start()
         return server, service
 

@@ -43,6 +43,7 @@ from tacocat.engine import RecordError
 
 from . import _data, _render
 from ._live import LiveHub
+from ._metrics import add_metrics_route
 
 log = logging.getLogger("tacocat.server.web")
 
@@ -109,6 +110,7 @@ def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
         web.get("/healthz", healthz),
     ]
     app.add_routes(routes)
+    add_metrics_route(app, arena)
     app.router.add_static("/static", str(resources.files(__package__) / "static"),
                           append_version=False)
     return app

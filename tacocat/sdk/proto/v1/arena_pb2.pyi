@@ -20,6 +20,8 @@ Refusals use the gRPC status codes with a message saying what to do:
   INVALID_ARGUMENT    a malformed name, setting or upload (the message names the rule)
   FAILED_PRECONDITION the stored state forbids it now
   ABORTED             an atomic step lost a race too often; retry
+  RESOURCE_EXHAUSTED  a rate limit (too many submissions): the message says when to retry,
+                      trailing metadata `retry-after` in seconds; or gRPC's own size limits
   UNAVAILABLE         the server's Redis does not answer, or the server is shutting down
 
 Identifiers are readable strings: user `alice`, bot `alice/tacobot`, bot version

@@ -78,6 +78,8 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     """the referee is shutting down"""
     ERROR_CODE_CRASH: _ErrorCode.ValueType  # 7
     """the bot reported a failure"""
+    ERROR_CODE_RESOURCE_EXHAUSTED: _ErrorCode.ValueType  # 8
+    """too many matches or games at once: retry later"""
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper): ...
 
@@ -94,6 +96,8 @@ ERROR_CODE_UNAVAILABLE: ErrorCode.ValueType  # 6
 """the referee is shutting down"""
 ERROR_CODE_CRASH: ErrorCode.ValueType  # 7
 """the bot reported a failure"""
+ERROR_CODE_RESOURCE_EXHAUSTED: ErrorCode.ValueType  # 8
+"""too many matches or games at once: retry later"""
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
 class _Reason:

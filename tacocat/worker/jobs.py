@@ -1,0 +1,278 @@
+"""The RQ jobs: play one match, smoke-test one new version.
+
+A match job (:func:`play_match`, the body is :func:`run_match`):
+
+1. load the match; anything but ``scheduled`` (recorded by an earlier run, or cancelled
+   because a version retired) is skipped;
+2. unpack both versions' uploads into a private temporary folder, one subfolder per bot;
+3. start each bot once, sandboxed, pinned to this worker's core
+   (:class:`~tacocat.worker.match.MatchPlayer`), and play ``match.games`` games in duplicate
+   pairs: game ``i`` from ``match.pair_seed(i // 2)`` with A in ``match.a_seat(i)``;
+   faults forfeit games, never the job;
+4. kill both bots' process groups and delete the folder;
+5. ``arena.record_match`` (exactly once: a duplicate run's result is dropped there), which
+   also schedules what became due, enqueuing it here;
+6. add the job's time split (games, bot starts, recording) to the worker counters.
+
+The worker process calls :func:`configure` once; the forked work horses inherit it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from redis import Redis
+from rq import get_current_job
+
+from tacocat.arena import Arena, MatchResult, MatchStatus, NotFound, VersionStatus, unpack
+from tacocat.engine import STANDARD, Reason
+
+from .launch import BotSpec, Launcher
+from .match import MatchPlayer, PlayedMatch
+from .queue import MatchQueue, stats_key
+from .settings import WorkerSettings
+
+log = logging.getLogger("tacocat.worker")
+
+HOUSE_PREFIX: Final = "house:"
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """What a job needs from its worker process."""
+
+    settings: WorkerSettings = field(default_factory=WorkerSettings)
+    launcher: Launcher = field(default_factory=Launcher)
+    worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+
+
+_context = JobContext()
+
+
+def configure(context: JobContext) -> None:
+    """Set this process's job context (the worker process does, before its first job)."""
+    global _context
+    _context = context
+
+
+def context() -> JobContext:
+    return _context
+
+
+# -- RQ entry points ---------------------------------------------------------------------------
+
+
+def play_match(match_id: str) -> dict[str, Any]:
+    """RQ job: play and record one match (see the module docs)."""
+    arena, queue = _job_arena()
+    return run_match(arena, queue, match_id, _context).to_json()
+
+
+def smoke_test(version_id: str) -> dict[str, Any]:
+    """RQ job: play a new version against a house bot; activate it or reject it."""
+    arena, _ = _job_arena()
+    return run_smoke_test(arena, version_id, _context).to_json()
+
+
+def _job_arena() -> tuple[Arena, MatchQueue]:
+    job = get_current_job()
+    if job is None:
+        raise RuntimeError("tacocat.worker jobs run inside an RQ worker; call run_match or "
+                           "run_smoke_test directly otherwise")
+    redis: Redis = job.connection
+    settings = _context.settings
+    return Arena(redis, prefix=settings.prefix), MatchQueue(
+        redis, prefix=settings.prefix, match_queue=settings.match_queue,
+        smoke_queue=settings.smoke_queue, job_timeout=settings.job_timeout)
+
+
+# -- matches -----------------------------------------------------------------------------------
+
+
+@dataclass
+class MatchReport:
+    """What one match job did (its RQ return value, as JSON)."""
+
+    match: str
+    outcome: str
+    """``recorded``, ``duplicate`` (another run recorded it first) or ``skipped``."""
+    detail: str = ""
+    games: int = 0
+    seconds: float = 0.0
+    game_seconds: float = 0.0
+    bot_start_seconds: float = 0.0
+    record_seconds: float = 0.0
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+    forfeits: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (round(v, 4) if isinstance(v, float) else v)
+                for k, v in self.__dict__.items()}
+
+
+def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
+              ctx: JobContext | None = None) -> MatchReport:
+    """Play and record ``match_id`` (the body of :func:`play_match`, callable directly).
+
+    ``queue`` receives the matches that recording makes due (None: the dispatcher's tick
+    picks them up instead).
+    """
+    ctx = ctx or _context
+    settings = ctx.settings
+    started = time.perf_counter()
+    try:
+        match = arena.get_match(match_id)
+    except NotFound:
+        return MatchReport(match_id, "skipped", "no such match")
+    if match.status is not MatchStatus.SCHEDULED:
+        return MatchReport(match_id, "skipped", f"the match is {match.status.value}")
+    ladder = arena.get_ladder(match.ladder)
+    with tempfile.TemporaryDirectory(prefix="tacocat-match-") as folder:
+        bots = [_unpack(arena, version, Path(folder) / side)
+                for version, side in ((match.a, "a"), (match.b, "b"))]
+        with MatchPlayer(ctx.launcher, bots[0], bots[1], ladder.ruleset,
+                         time_limit=ladder.decision_seconds,
+                         max_restarts=settings.max_restarts,
+                         startup_timeout=settings.startup_timeout) as player:
+            played = player.play(match.games, lambda i: match.pair_seed(i // 2),
+                                 match.a_seat)
+    recording = time.perf_counter()
+    result = MatchResult.from_records(played.records, match.a, match.b,
+                                      recording - started, a_seats=played.a_seats,
+                                      worker=ctx.worker, keep_replays=settings.keep_replays)
+    done = arena.record_match(match.id, result,
+                              enqueue=queue.enqueue_match if queue is not None else None)
+    ended = time.perf_counter()
+    report = MatchReport(
+        match.id, "recorded" if done.recorded else "duplicate",
+        "" if done.recorded else "another run recorded this match first",
+        len(played.records), ended - started, played.timings.games,
+        played.timings.bot_start, ended - recording, result.wins, result.ties,
+        result.losses, {"a": result.forfeits("a"), "b": result.forfeits("b")},
+    )
+    _count(arena, played, report)
+    _log_match(match.a, match.b, played, report)
+    return report
+
+
+def _unpack(arena: Arena, version_id: str, folder: Path) -> BotSpec:
+    """Write a version's upload into ``folder`` (readable by the sandbox's own uid: the
+    parent temporary folder stays private to the worker)."""
+    folder.mkdir(mode=0o755)
+    version = arena.get_version(version_id)
+    unpack(version.kind, arena.version_source(version_id), folder)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    folder.chmod(0o755)
+    return BotSpec(version_id, folder)
+
+
+def _count(arena: Arena, played: PlayedMatch, report: MatchReport) -> None:
+    pipe = arena.redis.pipeline(transaction=False)
+    key = stats_key(arena.keys.prefix)
+    pipe.hincrby(key, "matches", 1)
+    pipe.hincrby(key, "games", report.games)
+    pipe.hincrbyfloat(key, "match_seconds", report.seconds)
+    pipe.hincrbyfloat(key, "game_seconds", report.game_seconds)
+    pipe.hincrbyfloat(key, "bot_start_seconds", report.bot_start_seconds)
+    pipe.hincrbyfloat(key, "bot_stop_seconds", played.timings.bot_stop)
+    pipe.hincrbyfloat(key, "record_seconds", report.record_seconds)
+    pipe.hincrby(key, "bot_starts", played.timings.starts)
+    if report.outcome == "duplicate":
+        pipe.hincrby(key, "duplicates", 1)
+    for side in played.sides:
+        for failure in side.failures:
+            pipe.hincrby(key, f"failures:{failure.fault.value}", 1)
+        if side.gave_up is not None:
+            pipe.hincrby(key, "gave_up", 1)
+    pipe.execute()
+
+
+def _log_match(a: str, b: str, played: PlayedMatch, report: MatchReport) -> None:
+    faults = [f"{side.name} {', '.join(f'{f.fault.value}' for f in side.failures)}"
+              + (" (gave up)" if side.gave_up else "")
+              for side in played.sides if side.failures]
+    log.info("%s %s: %s vs %s, %d games, A %d-%d-%d (W-T-L) in %.2f s (games %.2f s, "
+             "bot starts %.2f s, recording %.2f s)%s", report.outcome, report.match, a, b,
+             report.games, report.wins, report.ties, report.losses, report.seconds,
+             report.game_seconds, report.bot_start_seconds, report.record_seconds,
+             "; failures: " + "; ".join(faults) if faults else "")
+
+
+# -- smoke tests -------------------------------------------------------------------------------
+
+
+@dataclass
+class SmokeReport:
+    version: str
+    outcome: str
+    """``activated``, ``rejected`` or ``skipped`` (already decided)."""
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None) -> SmokeReport:
+    """Play ``settings.smoke_games`` games of the new version against the house bot, through
+    the same sandboxed host path as a match; activate it, or reject it with the first
+    forfeit's reason. A house bot that fails raises (the worker is broken, not the bot)."""
+    ctx = ctx or _context
+    settings = ctx.settings
+    try:
+        version = arena.get_version(version_id)
+    except NotFound:
+        return SmokeReport(version_id, "skipped", "no such version")
+    if version.status is not VersionStatus.PENDING:
+        return SmokeReport(version_id, "skipped", f"already {version.status.value}")
+    house = HOUSE_PREFIX + settings.smoke_opponent
+    with tempfile.TemporaryDirectory(prefix="tacocat-smoke-") as folder:
+        candidate = _unpack(arena, version_id, Path(folder) / "bot")
+        empty = Path(folder) / "house"
+        empty.mkdir(mode=0o755)
+        opponent = BotSpec(house, empty, house, trusted=True)
+        with MatchPlayer(ctx.launcher, candidate, opponent, STANDARD,
+                         time_limit=settings.smoke_decision_seconds, max_restarts=0,
+                         startup_timeout=settings.startup_timeout) as player:
+            played = player.play(settings.smoke_games,
+                                 lambda i: f"smoke/{version_id}/{i // 2}", lambda i: i % 2)
+    _, house_side = played.sides
+    if house_side.failures:
+        raise RuntimeError(f"the smoke test's {house} failed, which is the worker's problem: "
+                           f"{house_side.failures[0].fault.value}: "
+                           f"{house_side.failures[0].detail}")
+    problem = _first_forfeit(played)
+    pipe = arena.redis.pipeline(transaction=False)
+    pipe.hincrby(stats_key(arena.keys.prefix), "smoke_tests", 1)
+    if problem:
+        arena.reject_version(version_id, problem)
+        pipe.hincrby(stats_key(arena.keys.prefix), "smoke_rejected", 1)
+        pipe.execute()
+        log.info("rejected %s: %s", version_id, problem)
+        return SmokeReport(version_id, "rejected", problem)
+    arena.activate_version(version_id)
+    pipe.execute()
+    log.info("activated %s (smoke test: %d clean games against %s)", version_id,
+             len(played.records), house)
+    return SmokeReport(version_id, "activated")
+
+
+def _first_forfeit(played: PlayedMatch) -> str:
+    """The candidate's first forfeit as a reason its owner can act on, or ''."""
+    for index, (record, a_seat) in enumerate(zip(played.records, played.a_seats, strict=True)):
+        outcome = record.result
+        if outcome.reason is Reason.FORFEIT and outcome.offender == a_seat:
+            return f"smoke game {index + 1} against {played.sides[1].name}: {outcome.detail}"
+        if outcome.reason is Reason.ABORTED:
+            return f"smoke game {index + 1} aborted: {outcome.detail}"
+    return ""

@@ -1,0 +1,135 @@
+"""One RQ worker process: ``python -m tacocat.worker --url URL --index N --settings JSON``.
+
+:class:`ArenaWorker` is RQ's forking :class:`rq.Worker` with three additions:
+
+- it holds a **lease** on the match it runs, renewed from this (parent) process while the
+  work horse plays (:mod:`tacocat.worker.queue` explains why RQ's own state is not enough);
+- the **work horse gets PR_SET_PDEATHSIG**: RQ puts the horse in its own process group and
+  lets it run on if the worker dies; ours dies with its worker, and its bots die with it;
+- it adds each job's wall time, as RQ's main loop sees it (fork, bookkeeping, the job, the
+  result), to the worker counters: the denominator of the queue-overhead share.
+
+Why the forking worker rather than ``SimpleWorker``: a match job runs for seconds, a fork
+costs about a millisecond (measured: docs/WORKER.md), and in exchange a job that hangs or
+leaks is killed by RQ's timeout without losing the worker, and the lease keeps being renewed
+by a process that is not busy refereeing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+import time
+from typing import Any, Final
+
+from redis import Redis
+from rq import Queue, Worker
+from rq.executions import Execution
+from rq.job import Job
+
+from .jobs import JobContext, configure
+from .launch import Launcher, pin_to, set_parent_death_signal, worker_cpu
+from .metrics import current as current_metrics
+from .metrics import setup as setup_metrics
+from .queue import MATCH_JOB, lease_key, match_of_job, stats_key
+from .settings import WorkerSettings
+
+log = logging.getLogger("tacocat.worker")
+
+_RELEASE: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class ArenaWorker(Worker):
+    """RQ's forking worker, with match leases, work horses that die with it, and counters."""
+
+    def __init__(self, *args: Any, settings: WorkerSettings, **kwargs: Any) -> None:
+        kwargs.setdefault("job_monitoring_interval", settings.monitor_interval)
+        super().__init__(*args, **kwargs)
+        self.settings = settings
+        self._lease: str | None = None
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        match = match_of_job(job.id) if job.func_name == MATCH_JOB else None
+        self._lease = lease_key(self.settings.prefix, match) if match else None
+        self._renew()
+        started = time.perf_counter()
+        try:
+            super().execute_job(job, queue)
+        finally:
+            seconds = time.perf_counter() - started
+            if match is not None and (metrics := current_metrics()) is not None:
+                metrics.observe_match(match, seconds)
+            pipe = self.connection.pipeline(transaction=False)
+            key = stats_key(self.settings.prefix)
+            pipe.hincrby(key, "jobs", 1)
+            pipe.hincrbyfloat(key, "job_seconds", seconds)
+            if self._lease is not None:
+                pipe.hincrby(key, "match_jobs", 1)
+                pipe.hincrbyfloat(key, "match_job_seconds", seconds)
+                pipe.eval(_RELEASE, 1, self._lease, self.name)
+            pipe.execute()
+            self._lease = None
+
+    def maintain_heartbeats(self, job: Job, execution: Execution) -> None:
+        super().maintain_heartbeats(job, execution)
+        self._renew()
+
+    def main_work_horse(self, job: Job, queue: Queue) -> None:
+        # In the horse, right after the fork: die with the worker (and so take the bots).
+        set_parent_death_signal()
+        super().main_work_horse(job, queue)
+
+    def _renew(self) -> None:
+        if self._lease is not None:
+            self.connection.set(self._lease, self.name,
+                                px=int(self.settings.lease * 1000))
+
+
+def worker_name(index: int) -> str:
+    """Unique among live workers (RQ requires it) and readable in RQ's dashboards."""
+    return f"{socket.gethostname().split('.')[0]}-{os.getpid()}-w{index}"
+
+
+def make_worker(url: str, settings: WorkerSettings, index: int) -> ArenaWorker:
+    """An :class:`ArenaWorker` for this process, with its job context configured: the
+    launcher pins bots to this worker's core (unless ``settings.pinning`` is ``none``)."""
+    cpu = worker_cpu(index) if settings.pinning != "none" else None
+    if settings.pinning == "all":
+        pin_to(cpu)
+    name = worker_name(index)
+    setup_metrics(index)  # with PROMETHEUS_MULTIPROC_DIR (tacocat worker --metrics-port)
+    configure(JobContext(settings, Launcher(settings.sandbox_policy(), sandbox=settings.sandbox,
+                                            cpu=cpu), name))
+    redis = Redis.from_url(url)
+    return ArenaWorker([settings.smoke_queue, settings.match_queue], connection=redis,
+                       name=name, settings=settings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tacocat.worker",
+                                     description="One arena RQ worker process (started by "
+                                                 "`tacocat worker`).")
+    parser.add_argument("--url", required=True, help="the Redis URL")
+    parser.add_argument("--index", type=int, default=0, help="worker number (picks its core)")
+    parser.add_argument("--settings", default="{}", help="WorkerSettings as JSON")
+    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--orphan", action="store_true",
+                        help="do not die with the parent process (default: die with it)")
+    args = parser.parse_args(argv)
+    if not args.orphan:
+        set_parent_death_signal()
+    settings = WorkerSettings.from_json(args.settings)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format=f"%(asctime)s w{args.index} %(levelname)s %(message)s",
+                        datefmt="%H:%M:%S")
+    logging.getLogger("rq").setLevel(logging.WARNING)
+    worker = make_worker(args.url, settings, args.index)
+    log.debug("worker %s listening on %s", worker.name, ", ".join(worker.queue_names()))
+    worker.work(logging_level="WARNING")
+    return 0

@@ -1,0 +1,91 @@
+"""A worker's settings: one frozen value, passed to each worker process as JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tacocat.arena import DEFAULT_PREFIX
+
+from .launch import PINNINGS
+from .match import DEFAULT_MAX_RESTARTS
+from .queue import DEFAULT_JOB_TIMEOUT, DEFAULT_LEASE, MATCH_QUEUE, SMOKE_QUEUE
+from .sandbox import SandboxPolicy
+
+MIB: Final = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker runs jobs. The defaults are production's; tests shorten the times."""
+
+    prefix: str = DEFAULT_PREFIX
+    """The arena's Redis key prefix."""
+    match_queue: str = MATCH_QUEUE
+    smoke_queue: str = SMOKE_QUEUE
+    sandbox: bool = True
+    """False: submitted bots run without the sandbox (``--insecure-no-sandbox``)."""
+    pinning: str = "all"
+    """``all``, ``bots`` or ``none``: see :data:`tacocat.worker.launch.Pinning`."""
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    """Restarts of a failing bot within a match before it forfeits the rest."""
+    startup_timeout: float = 10.0
+    """Seconds a bot process has to say Hello."""
+    lease: float = DEFAULT_LEASE
+    """Seconds a running match's lease lasts without renewal (orphan detection time)."""
+    job_timeout: int = DEFAULT_JOB_TIMEOUT
+    smoke_games: int = 2
+    """Games of a smoke test (a duplicate pair: the new version plays both seats)."""
+    smoke_decision_seconds: float = 1.0
+    smoke_opponent: str = "random"
+    """The house bot a new version must play cleanly against."""
+    keep_replays: bool = True
+    bot_cpu_seconds: int = 600
+    """CPU seconds per bot process, over its whole match (RLIMIT_CPU)."""
+    bot_memory_mb: int = 1024
+    """Address space per bot process (RLIMIT_AS): a hog gets MemoryError."""
+    bot_file_mb: int = 8
+    bot_open_files: int = 64
+    bot_processes: int = 16
+    """Tasks (processes and threads) a bot may have at once."""
+
+    def __post_init__(self) -> None:
+        if self.pinning not in PINNINGS:
+            raise ValueError(f"pinning must be one of {', '.join(PINNINGS)}, "
+                             f"got {self.pinning!r}")
+        if self.smoke_games < 2 or self.smoke_games % 2:
+            raise ValueError(f"smoke_games must be even and >= 2, got {self.smoke_games}")
+        for name in ("lease", "startup_timeout", "smoke_decision_seconds"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
+        if self.lease < 3:
+            raise ValueError(f"lease must be at least 3 seconds, got {self.lease}")
+        if self.max_restarts < 0:
+            raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts}")
+
+    def sandbox_policy(self) -> SandboxPolicy:
+        return SandboxPolicy(
+            cpu_seconds=self.bot_cpu_seconds, address_space=self.bot_memory_mb * MIB,
+            file_size=self.bot_file_mb * MIB, open_files=self.bot_open_files,
+            max_processes=self.bot_processes,
+        )
+
+    @property
+    def monitor_interval(self) -> int:
+        """How often (whole seconds, RQ's unit) a worker renews its running job's lease:
+        three times per lease, so one late renewal never loses it."""
+        return max(1, int(self.lease / 3))
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerSettings:
+        data: dict[str, Any] = json.loads(text)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown worker settings: {', '.join(unknown)}")
+        return cls(**data)

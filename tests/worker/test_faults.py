@@ -1,0 +1,209 @@
+"""Fault tests on real worker processes: a worker SIGKILLed mid-match, one match played twice
+at once, and hostile submissions (infinite loop, sleeper, memory hog, garbage on the protocol
+pipe, sudden exit) both at their smoke test and inside ladder matches."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis as redis_py
+from rq.job import Job
+
+from tacocat.arena import MatchStatus
+from tacocat.engine import Fault, Reason
+from tacocat.worker import MatchQueue, match_job_id, worker_stats
+from tacocat.worker.queue import MATCH_JOB, lease_key
+
+from .worker_helpers import (
+    HOSTILE,
+    Trees,
+    alive,
+    children_of,
+    exits_at_import,
+    good_bot,
+    hostile_bot,
+    make_field,
+    slow_bot,
+    wait_decided,
+    wait_for,
+    wait_ladder_done,
+)
+
+pytestmark = pytest.mark.timeout(150)
+
+
+@pytest.fixture
+def trees(redis_url: str, tmp_path: Path) -> Iterator[Trees]:
+    started = Trees(redis_url, tmp_path)
+    yield started
+    leftovers = list(started.close())
+    assert not leftovers, f"processes outlived tacocat worker: {leftovers}"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_once(
+        redis: redis_py.Redis, trees: Trees) -> None:
+    field = make_field(redis)
+    arena = field.arena
+    arena.create_ladder(field.admin, "main", games_per_pairing=24, games_per_match=24)
+    versions = [field.submit("ann", "slow", slow_bot("a", 0.004)),
+                field.submit("bob", "slow", slow_bot("b", 0.004))]
+    tree = trees(workers=2)
+    field.join("ann", "slow", "main")
+    field.join("bob", "slow", "main")
+    assert wait_decided(arena, versions) == dict.fromkeys(versions, "")
+    (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
+    holder = wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "a lease")
+    worker = int(holder.decode().rsplit("-", 2)[1])
+    family = wait_for(lambda: [p for p in children_of(worker)
+                               if "tacocat.sdk.host" in _cmdline(p)] and children_of(worker),
+                      10, "the match's bot processes")
+    assert sum("tacocat.sdk.host" in _cmdline(p) for p in family) >= 2
+
+    os.kill(worker, signal.SIGKILL)
+
+    wait_for(lambda: not any(alive(p) for p in family), 5,
+             "the work horse and the bots to die with their worker")
+    wait_ladder_done(arena, "main", timeout=90)
+    assert arena.get_match(match.id).status is MatchStatus.RECORDED
+    assert [e.match for e in arena.recent_matches("main")] == [match.id]
+    assert arena.ladder_status("main").games_played == 24
+    assert "re-enqueued 1 orphaned match in main" in tree.text
+    assert "exited with SIGKILL; restarting" in tree.text
+
+
+def test_ctrl_c_stops_every_process_and_an_interrupted_match_is_rerun_later(
+        redis: redis_py.Redis, trees: Trees) -> None:
+    field = make_field(redis)
+    arena = field.arena
+    arena.create_ladder(field.admin, "main", games_per_pairing=24, games_per_match=24)
+    for owner, tag in (("ann", "a"), ("bob", "b")):
+        arena.activate_version(field.submit(owner, "slow", slow_bot(tag, 0.004)))
+        field.join(owner, "slow", "main")
+    tree = trees("--grace", "0.5", workers=1)
+    (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
+    wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "the match to start")
+    family = wait_for(lambda: [p for p in children_of(tree.proc.pid)
+                               if "tacocat.sdk.host" in _cmdline(p)]
+                      and children_of(tree.proc.pid), 10, "the bots")
+
+    tree.proc.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C sends the supervisor
+
+    assert tree.proc.wait(20) == 0
+    assert not [p for p in family if alive(p)]
+    assert "SIGINT: shutting down" in tree.text
+    assert arena.get_match(match.id).status is MatchStatus.SCHEDULED  # cut short
+    trees(workers=1)  # the next worker (here, after a restart) plays it again
+    wait_ladder_done(arena, "main", timeout=90)
+    assert [e.match for e in arena.recent_matches("main")] == [match.id]
+
+
+def test_the_same_match_played_twice_at_once_is_recorded_once(
+        redis: redis_py.Redis, trees: Trees) -> None:
+    field = make_field(redis)
+    arena = field.arena
+    arena.create_ladder(field.admin, "main", games_per_pairing=16, games_per_match=16)
+    for owner, tag in (("ann", "a"), ("bob", "b")):
+        arena.activate_version(field.submit(owner, "slow", slow_bot(tag, 0.002)))
+        field.join(owner, "slow", "main")
+    queue = MatchQueue(redis)
+    jobs: list[str] = []
+
+    def twice(match_id: str) -> None:
+        # Two deliveries of one match, as RQ's at-least-once delivery may make them.
+        queue.enqueue_match(match_id)
+        queue.matches.enqueue_call(MATCH_JOB, args=(match_id,), job_id="again")
+        jobs.extend([match_job_id(match_id), "again"])
+
+    (match,) = arena.schedule("main", twice)
+    trees("--no-dispatch", workers=2)
+
+    def finished() -> list[Job] | None:
+        found = Job.fetch_many(jobs, connection=redis)
+        done = all(j is not None and j.get_status() == "finished" for j in found)
+        return [j for j in found if j is not None] if done else None
+
+    runs = wait_for(finished, 60, "both runs of the match")
+    outcomes = sorted(job.return_value()["outcome"] for job in runs)
+    assert outcomes == ["duplicate", "recorded"]
+    first, second = sorted(runs, key=lambda j: j.started_at)
+    assert second.started_at < first.ended_at, "the two runs did not overlap"
+    assert [e.match for e in arena.recent_matches("main")] == [match.id]
+    assert arena.ladder_status("main").games_played == 16
+    assert worker_stats(redis)["duplicates"] == 1
+
+
+SMOKE_REASONS = {
+    "loop": ("timeout", "no answer within 0.5 s"),
+    "sleep": ("timeout", "no answer within 0.5 s"),
+    "hog": ("crash", "MemoryError"),
+    "garbage": ("protocol", "exceeds"),
+    "exit": ("crash", "exited with code 9"),
+}
+MATCH_FAULTS = {"loop": Fault.TIMEOUT, "sleep": Fault.TIMEOUT, "hog": Fault.CRASH,
+                "garbage": Fault.PROTOCOL, "exit": Fault.CRASH}
+
+
+def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_survive(
+        redis: redis_py.Redis, trees: Trees) -> None:
+    field = make_field(redis)
+    arena = field.arena
+    # 128 MB of address space: the hog hits it after touching ~80 MB, well within its time.
+    tree = trees("--max-restarts", "1", "--bot-memory-mb", "128", workers=2)
+    workers = sorted(tree.worker_pids())
+
+    # Hostile from the first move: the smoke test rejects them, saying why.
+    rejected = {kind: field.submit("eve", f"always-{kind}", hostile_bot(kind))
+                for kind in HOSTILE}
+    rejected["import"] = field.submit("eve", "always-import", exits_at_import())
+    reasons = wait_decided(arena, list(rejected.values()))
+    for kind, (fault, detail) in SMOKE_REASONS.items():
+        reason = reasons[rejected[kind]]
+        assert f": {fault}: " in reason and detail in reason, (kind, reason)
+    assert "did not start" in reasons[rejected["import"]]
+
+    # Hostile only against one opponent: they pass the smoke test and turn in the ladder.
+    arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=4,
+                        decision_seconds=0.5)
+    good = field.submit("tess", "good", good_bot("good"))
+    field.join("tess", "good", "main")
+    hostile = {kind: field.submit("mal", kind, hostile_bot(kind, only_against="tess/good"))
+               for kind in HOSTILE}
+    for kind in HOSTILE:
+        field.join("mal", kind, "main")
+    assert wait_decided(arena, [good, *hostile.values()]) == dict.fromkeys(
+        [good, *hostile.values()], "")
+    wait_ladder_done(arena, "main", timeout=120)
+
+    board = arena.leaderboard("main")
+    for kind, version in hostile.items():
+        (match,) = [m for m in arena.list_matches("main", count=100)
+                    if {m.a, m.b} == {good, version}]
+        assert match.result is not None
+        side = "a" if match.a == version else "b"
+        for game in match.result.games:
+            assert game.reason is Reason.FORFEIT and game.offender == side, (kind, game)
+            assert game.fault is MATCH_FAULTS[kind], (kind, game)
+        standing = board.standing(version)
+        assert standing is not None
+        assert standing.forfeits == {MATCH_FAULTS[kind].value: 4}, (kind, standing)
+    details = [r.result.detail for m in arena.list_matches("main", count=100)
+               if good in (m.a, m.b) for r in arena.match_replays(m.id)]
+    assert any("gave up after 2 failures" in d for d in details)
+    assert any("MemoryError" in d for d in details)
+    good_standing = board.standing(good)
+    assert good_standing is not None and good_standing.wins == 4 * len(HOSTILE)
+    # The worker processes that played all this are the ones that started.
+    assert sorted(tree.worker_pids()) == workers
+    assert "restarting in" not in tree.text

@@ -1,0 +1,198 @@
+"""The match and smoke-test jobs, run in this process against a real Redis and real
+(sandboxed where possible) bot processes; the RQ worker processes are test_worker's."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import redis as redis_py
+
+from tacocat.arena import MatchStatus
+from tacocat.engine import STANDARD, Fault, Reason, play_match
+from tacocat.engine.bots import GreedyBot, RandomBot
+from tacocat.worker import (
+    BotSpec,
+    Dispatcher,
+    JobContext,
+    Launcher,
+    MatchError,
+    MatchPlayer,
+    MatchQueue,
+    WorkerSettings,
+    match_job_id,
+    run_match,
+    run_smoke_test,
+)
+from tacocat.worker.queue import lease_key, match_of_job
+
+from .worker_helpers import SANDBOX, exits_at_import, good_bot, make_field, source
+
+pytestmark = pytest.mark.timeout(60)
+
+SETTINGS = WorkerSettings(smoke_decision_seconds=0.5, lease=3, sandbox=SANDBOX)
+CONTEXT = JobContext(SETTINGS, Launcher(SETTINGS.sandbox_policy(), sandbox=SANDBOX), "test")
+
+ILLEGAL = source("""
+    from tacocat.engine.bots import GreedyBot
+
+
+    class Illegal(GreedyBot):
+        def duel(self, obs):
+            return 99
+""")
+CRASH_ON_DUEL = source("""
+    from tacocat.engine.bots import GreedyBot
+
+
+    class Crash(GreedyBot):
+        def duel(self, obs):
+            raise SystemExit(5)
+""")
+
+
+def _bot(folder: Path, name: str, data: bytes) -> BotSpec:
+    folder.mkdir(mode=0o755)
+    path = folder / "bot.py"
+    path.write_bytes(data)
+    path.chmod(0o644)
+    return BotSpec(name, folder)
+
+
+def test_a_match_job_plays_the_matchs_seeds_and_seats_and_records_it_once(
+        redis: redis_py.Redis) -> None:
+    field = make_field(redis)
+    arena = field.arena
+    arena.create_ladder(field.admin, "main", games_per_pairing=6, games_per_match=6)
+    versions = [field.submit("ann", "greedy", good_bot("g", "GreedyBot")),
+                field.submit("bob", "random", good_bot("r", "RandomBot"))]
+    for version in versions:
+        arena.activate_version(version)
+    field.join("ann", "greedy", "main")
+    field.join("bob", "random", "main")
+    queued: list[str] = []
+    (match,) = arena.schedule("main", queued.append)
+
+    report = run_match(arena, None, match.id, CONTEXT)
+
+    assert report.outcome == "recorded" and report.games == 6
+    assert report.game_seconds > 0 and report.seconds >= report.game_seconds
+    # The same bots in this process, same seeds and seating: the same games, move for move.
+    bots = {versions[0]: GreedyBot(), versions[1]: RandomBot()}
+    expected = [g.record for g in play_match(bots[match.a], bots[match.b], 6, match.seed,
+                                             STANDARD, names=(match.a, match.b))]
+    assert [r.dumps() for r in arena.match_replays(match.id)] == [r.dumps() for r in expected]
+    assert arena.get_match(match.id).status is MatchStatus.RECORDED
+    again = run_match(arena, None, match.id, CONTEXT)
+    assert again.outcome == "skipped" and "recorded" in again.detail
+    assert arena.ladder_status("main").matches_recorded == 1
+
+
+def test_unknown_matches_are_skipped(redis: redis_py.Redis) -> None:
+    field = make_field(redis)
+    assert run_match(field.arena, None, "main.1.0123456789abcdef", CONTEXT).outcome == "skipped"
+
+
+def test_a_failing_bot_is_restarted_then_forfeits_the_rest_of_the_match(tmp_path: Path) -> None:
+    good = _bot(tmp_path / "good", "good@1", good_bot("good"))
+    bad = _bot(tmp_path / "bad", "bad@1", CRASH_ON_DUEL)
+    with MatchPlayer(CONTEXT.launcher, good, bad, STANDARD, time_limit=1.0,
+                     max_restarts=1) as player:
+        played = player.play(6, lambda i: f"s/{i // 2}", lambda i: i % 2)
+    _, side = played.sides
+    assert side.starts == 2 and len(side.failures) == 2
+    assert side.gave_up is not None and side.gave_up.fault is Fault.CRASH
+    for index, record in enumerate(played.records):
+        outcome = record.result
+        assert outcome.reason is Reason.FORFEIT and outcome.fault is Fault.CRASH
+        assert outcome.offender == 1 - played.a_seats[index]
+        assert ("gave up after 2 failures" in outcome.detail) == (index >= 2), outcome.detail
+    assert "exited with code 5" in played.records[0].result.detail
+
+
+def test_illegal_actions_forfeit_games_without_restarting_the_bot(tmp_path: Path) -> None:
+    good = _bot(tmp_path / "good", "good@1", good_bot("good"))
+    bad = _bot(tmp_path / "bad", "bad@1", ILLEGAL)
+    with MatchPlayer(CONTEXT.launcher, good, bad, STANDARD, time_limit=1.0,
+                     max_restarts=0) as player:
+        played = player.play(4, lambda i: f"s/{i // 2}", lambda i: i % 2)
+    assert played.sides[1].starts == 1 and not played.sides[1].failures
+    assert all(r.result.fault is Fault.ILLEGAL_ACTION for r in played.records)
+
+
+def test_two_bots_that_cannot_start_fail_the_job_not_the_bots(tmp_path: Path) -> None:
+    a = _bot(tmp_path / "a", "a@1", exits_at_import())
+    b = _bot(tmp_path / "b", "b@1", exits_at_import())
+    with pytest.raises(MatchError, match="neither bot process started"), \
+            MatchPlayer(CONTEXT.launcher, a, b, STANDARD, time_limit=1.0) as player:
+        player.play(2, lambda i: "s", lambda i: i % 2)
+
+
+def test_smoke_tests_activate_good_bots_and_reject_broken_ones_with_a_reason(
+        redis: redis_py.Redis) -> None:
+    field = make_field(redis)
+    good = field.submit("ann", "good", good_bot("good"))
+    dead = field.submit("ann", "dead", exits_at_import())
+    illegal = field.submit("ann", "illegal", ILLEGAL)
+    assert run_smoke_test(field.arena, good, CONTEXT).outcome == "activated"
+    report = run_smoke_test(field.arena, dead, CONTEXT)
+    assert report.outcome == "rejected" and "did not start" in report.reason
+    assert "exited with code 3" in field.arena.get_version(dead).reason
+    report = run_smoke_test(field.arena, illegal, CONTEXT)
+    assert report.outcome == "rejected" and "illegal_action" in report.reason
+    assert "house:random" in report.reason
+    assert run_smoke_test(field.arena, good, CONTEXT).outcome == "skipped"
+
+
+def test_enqueuing_is_idempotent_and_liveness_needs_a_lease(redis: redis_py.Redis) -> None:
+    queue = MatchQueue(redis)
+    match = "main.2.0123456789abcdef"
+    assert match_of_job(match_job_id(match)) == match
+    assert match_of_job("smoke-abc") is None
+    assert not queue.job_alive(match)
+    assert queue.enqueue_match(match) and not queue.enqueue_match(match)
+    assert queue.job_alive(match) and queue.matches.count == 1
+    key = f"rq:job:{match_job_id(match)}"
+    redis.hset(key, "status", "started")  # as RQ marks it when a worker takes it
+    assert not queue.job_alive(match)  # ... but no worker holds its lease: a dead worker
+    redis.set(lease_key(queue.prefix, match), "w1", px=3000)
+    assert queue.job_alive(match)
+    redis.delete(lease_key(queue.prefix, match))
+    assert queue.enqueue_match(match)  # the dead job is replaced
+    assert redis.hget(key, "status") == b"queued"
+
+
+def test_one_dispatcher_is_active_at_a_time(redis: redis_py.Redis) -> None:
+    field = make_field(redis)
+    queue = MatchQueue(redis)
+    first = Dispatcher(field.arena, queue, wait=0.1, lock_ttl=1.0)
+    second = Dispatcher(field.arena, queue, wait=0.1, lock_ttl=1.0)
+    assert first.step() is not None and second.step() is None
+    assert first.step() is not None  # the holder renews
+    first.release()
+    assert second.step() is not None and first.step() is None
+    time.sleep(1.2)  # a holder that stops renewing loses the lock to the next one
+    assert first.step() is not None and not second._hold()
+
+
+def test_settings_travel_as_json_and_are_checked() -> None:
+    settings = WorkerSettings(pinning="bots", lease=4, max_restarts=1)
+    assert WorkerSettings.from_json(settings.to_json()) == settings
+    assert settings.monitor_interval == 1
+    with pytest.raises(ValueError, match="pinning"):
+        WorkerSettings(pinning="sometimes")
+    with pytest.raises(ValueError, match="unknown worker settings"):
+        WorkerSettings.from_json('{"colour": "blue"}')
+
+
+def test_tacocat_worker_explains_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    from tacocat.cli import main  # noqa: PLC0415
+
+    with pytest.raises(SystemExit) as exited:
+        main(["worker", "--help"])
+    assert exited.value.code == 0
+    text = capsys.readouterr().out
+    for words in ("RQ worker processes", "dispatcher", "sandbox", "--workers", "REDIS_URL",
+                  "Ctrl-C", "--insecure-no-sandbox", "--pin"):
+        assert words in text, words

@@ -1,0 +1,291 @@
+"""Helpers for the worker tests: bot sources (good and hostile), an arena with users and
+ladders, and real ``tacocat worker`` process trees to start, watch, kill and stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import redis as redis_py
+
+from tacocat.arena import Arena, MatchStatus, User, VersionStatus
+from tacocat.worker.sandbox import sandbox_available
+
+SANDBOX = sandbox_available()
+"""Real workers sandbox their bots when bwrap works here (CI installs it)."""
+
+_T = TypeVar("_T")
+
+
+def source(body: str) -> bytes:
+    return textwrap.dedent(body).lstrip().encode()
+
+
+def good_bot(tag: str, base: str = "GreedyBot") -> bytes:
+    """A distinct (by ``tag``) valid bot subclassing a house bot."""
+    return source(f"""
+        from tacocat.engine.bots import {base}
+
+
+        class Bot_{tag.replace('-', '_')}({base}):
+            name = {tag!r}
+    """)
+
+
+def slow_bot(tag: str, delay: float) -> bytes:
+    """A greedy bot that takes ``delay`` seconds per decision: stretches a match in time."""
+    return source(f"""
+        import time
+
+        from tacocat.engine.bots import GreedyBot
+
+
+        class Slow(GreedyBot):
+            label = {tag!r}
+
+            def replace(self, obs):
+                time.sleep({delay})
+                return super().replace(obs)
+
+            def attack(self, obs):
+                time.sleep({delay})
+                return super().attack(obs)
+
+            def defend(self, obs):
+                time.sleep({delay})
+                return super().defend(obs)
+    """)
+
+
+# Hostile behaviours, each the body of a ``misbehave(self)`` method called from a decision.
+HOSTILE: dict[str, str] = {
+    "loop": "while True:\n    pass",
+    "sleep": "time.sleep(60)",
+    "hog": "hoard = []\nwhile True:\n    hoard.append(bytearray(32 << 20))",
+    # print() reaches stderr (the host keeps the real stdout for frames): harmless. Raw bytes
+    # on the protocol pipe itself, found among the open descriptors, are garbage.
+    "garbage": textwrap.dedent("""\
+        print("garbage " * 1000)
+        for fd in map(int, os.listdir("/proc/self/fd")):
+            if fd > 2 and stat.S_ISFIFO(os.fstat(fd).st_mode) \\
+                    and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+                os.write(fd, b"\\xff\\xff\\xff\\x7fnot a frame at all")
+        time.sleep(60)"""),
+    "exit": "os._exit(9)",
+}
+
+
+def hostile_bot(kind: str, *, only_against: str | None = None) -> bytes:
+    """A bot that misbehaves (``HOSTILE[kind]``) on its first duel, always or only against
+    opponents whose name contains ``only_against`` (so it passes its smoke test)."""
+    body = textwrap.indent(HOSTILE[kind], " " * 16)  # the template is dedented by 8
+    condition = "True" if only_against is None else f"{only_against!r} in self.opponent"
+    return source(f"""
+        import fcntl
+        import os
+        import stat
+        import time
+
+        from tacocat.engine.bots import GreedyBot
+
+
+        class Hostile(GreedyBot):
+            name = {kind!r}
+            opponent = ""
+
+            def on_game_start(self, seat, ruleset, opponent):
+                self.opponent = opponent
+
+            def duel(self, obs):
+                if {condition}:
+                    self.misbehave()
+                return super().duel(obs)
+
+            def misbehave(self):
+{body}
+    """)
+
+
+def exits_at_import() -> bytes:
+    return source("""
+        import os
+
+        os._exit(3)
+    """)
+
+
+@dataclass
+class ArenaField:
+    arena: Arena
+    admin: User
+    users: dict[str, User] = field(default_factory=dict)
+
+    def user(self, name: str) -> User:
+        if name not in self.users:
+            self.arena.create_user(self.admin, name)
+            self.users[name] = self.arena.authenticate(self.arena.create_token(self.admin, name))
+        return self.users[name]
+
+    def submit(self, owner: str, bot: str, data: bytes) -> str:
+        return self.arena.submit_bot(self.user(owner), bot, "bot.py", data).id
+
+    def join(self, owner: str, bot: str, ladder: str) -> None:
+        self.arena.join_ladder(self.user(owner), bot, ladder)
+
+
+def make_field(redis: redis_py.Redis) -> ArenaField:
+    arena = Arena(redis)
+    token = arena.bootstrap_admin()
+    assert token is not None
+    return ArenaField(arena, arena.authenticate(token))
+
+
+def wait_for(condition: Callable[[], _T], timeout: float, what: str,
+             interval: float = 0.05) -> _T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def wait_decided(arena: Arena, versions: list[str], timeout: float = 60) -> dict[str, str]:
+    """Wait until every version is active or rejected; version -> reason ('' if active)."""
+    def decided() -> dict[str, str] | None:
+        found = {v: arena.get_version(v) for v in versions}
+        if any(v.status is VersionStatus.PENDING for v in found.values()):
+            return None
+        return {k: (v.reason if v.status is VersionStatus.REJECTED else "")
+                for k, v in found.items()}
+
+    return wait_for(decided, timeout, f"smoke tests of {versions}")
+
+
+def wait_ladder_done(arena: Arena, ladder: str, timeout: float = 90) -> None:
+    def done() -> bool:
+        status = arena.ladder_status(ladder)
+        return status.matches_scheduled > 0 and status.matches_pending == 0 \
+            and status.games_played >= status.games_target
+    wait_for(done, timeout, f"ladder {ladder} to finish", interval=0.1)
+
+
+def recorded(arena: Arena, ladder: str) -> list[str]:
+    return [m.id for m in arena.list_matches(ladder, status=MatchStatus.RECORDED, count=1000)]
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+def children_of(pid: int) -> list[int]:
+    """Every live descendant of ``pid`` (from /proc, whatever their process group)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if stat[0] != b"Z":
+            parents.setdefault(int(stat[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+class WorkerTree:
+    """A real ``tacocat worker`` process (with its RQ workers), logging to a file."""
+
+    def __init__(self, url: str, log: Path, *args: str, workers: int = 2) -> None:
+        self.log_path = log
+        command = [sys.executable, "-m", "tacocat.cli", "worker", "--redis-url", url,
+                   "--workers", str(workers), "--wait", "1", "--lease", "3",
+                   "--smoke-decision-seconds", "0.5", "--grace", "3", *args]
+        if not SANDBOX:
+            command.append("--insecure-no-sandbox")
+        self._log = log.open("wb")
+        self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.workers = workers
+
+    @property
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def worker_pids(self) -> list[int]:
+        """The RQ worker processes (the supervisor's direct children)."""
+        return [p for p in children_of(self.proc.pid) if _ppid(p) == self.proc.pid]
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        wait_for(lambda: len(self.worker_pids()) >= self.workers or self.proc.poll() is not None,
+                 timeout, "the worker processes")
+        assert self.proc.poll() is None, self.text
+
+    def stop(self, timeout: float = 20) -> int:
+        """SIGTERM, as an operator would; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self._log.close()
+
+
+def _ppid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[1])
+    except OSError:
+        return -1
+
+
+@dataclass
+class Trees:
+    """Worker trees a test started; all are stopped at teardown."""
+
+    url: str
+    folder: Path
+    started: list[WorkerTree] = field(default_factory=list)
+
+    def __call__(self, *args: str, workers: int = 2) -> WorkerTree:
+        tree = WorkerTree(self.url, self.folder / f"worker-{len(self.started)}.log", *args,
+                          workers=workers)
+        self.started.append(tree)
+        tree.wait_ready()
+        return tree
+
+    def close(self) -> Iterator[str]:
+        """Stop every tree; yields the pids of bot/worker processes left behind."""
+        for tree in self.started:
+            family = children_of(tree.proc.pid)
+            tree.stop()
+            yield from (str(p) for p in family if alive(p))
