@@ -10,7 +10,7 @@ import time
 from tacocat.engine import STANDARD, BotDriver, play_game
 from tacocat.engine.bots import RandomBot
 
-from . import _bench_ladder, _bench_referee
+from . import _bench_ladder, _bench_load, _bench_referee
 
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
@@ -21,6 +21,8 @@ Measure throughput. Prints one JSON line with the result.
            with --clients live clients in separate processes on loopback
   ladder   a full round robin of 8 submitted bots through Redis, RQ workers and the
            sandbox, on 2 workers and on 1: games per second, speedup, overhead share
+  load     --clients live clients for --seconds against one server while a ladder runs
+           on the workers: errors, p50/p99 decision latency, lost ladder results
 """
 
 
@@ -34,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     e.set_defaults(run=bench_engine)
     _bench_referee.add_parser(kinds)
     _bench_ladder.add_parser(kinds)
+    _bench_load.add_parser(kinds)
 
 
 def bench_engine(args: argparse.Namespace) -> int:

@@ -7,8 +7,8 @@ robin (28 pairings x ``--games-per-pairing`` games) on ``--workers`` workers, th
 one worker, ``--repeat`` times each, interleaved. Every run starts from an empty Redis and
 plays the very same games (the bench ladder's seed key is fixed), so runs differ only in
 their workers. The clock runs from the bots joining the ladder to its last result being
-recorded, scheduling and recording included. The field is random (3 seeds), greedy (3
-variants), the engine's default bot and house:strong when the engine has it
+recorded, scheduling and recording included. The field: random with three seeds, greedy and
+its variants, the engine's default bot, and house:strong when the engine has it
 (``--without strong`` for a field whose cost is the arena's rather than one bot's thinking).
 
 Prints progress on stderr and ends with one JSON line on stdout:

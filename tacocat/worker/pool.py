@@ -218,12 +218,17 @@ class WorkerPool:
 
 
 def run_dispatch_step(dispatcher: Dispatcher) -> bool:
-    """One dispatcher pass that survives a Redis outage (logged); True if it ran."""
+    """One dispatcher pass that survives a Redis outage or a bad ladder (logged: the workers
+    must keep playing whatever the dispatcher hits); True if it ran."""
     try:
         return dispatcher.step() is not None
     except (RedisUnavailable, RedisConnectionError, RedisTimeoutError) as exc:
         log.error("dispatcher: Redis unavailable (%s); retrying", exc)
-        return False
+    except _StopSignalError:
+        raise
+    except Exception:
+        log.exception("dispatcher: pass failed; retrying")
+    return False
 
 
 def _signal(child: _Child, sig: int, *, group: bool = False) -> None:
