@@ -560,6 +560,15 @@ def _make_preexec(policy: SandboxPolicy, *, cgroup: Path | None, nproc: int | No
     proc_fd = f"/proc/self/fd/{seccomp_fd}" if seccomp_fd is not None else None
 
     def preexec() -> None:
+        try:
+            setup()
+        except BaseException as exc:
+            # subprocess only reports "Exception occurred in preexec_fn": say which, on the
+            # child's stderr, before the exception ends the child.
+            os.write(2, f"tacocat sandbox: preexec failed: {exc!r}\n".encode())
+            raise
+
+    def setup() -> None:
         parent = os.getppid()
         if procs is not None:
             fd = os.open(procs, os.O_WRONLY)
@@ -567,12 +576,14 @@ def _make_preexec(policy: SandboxPolicy, *, cgroup: Path | None, nproc: int | No
                 os.write(fd, str(os.getpid()).encode())
             finally:
                 os.close(fd)
-        for which, values in limits:
-            resource.setrlimit(which, values)
+        # Descriptors before rlimits: in a parent with many open files the fresh descriptor
+        # (and the seccomp one) can lie above RLIMIT_NOFILE, which would refuse them.
         if proc_fd is not None and seccomp_fd is not None:
             fresh = os.open(proc_fd, os.O_RDONLY)
             os.dup2(fresh, seccomp_fd)
             os.close(fresh)
+        for which, values in limits:
+            resource.setrlimit(which, values)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)

@@ -262,6 +262,19 @@ def test_identity_privileges_and_environment(bots: Bots, policy: SandboxPolicy) 
         "usr", *(p.split("/")[1] for p in (sys.prefix, sys.base_prefix, str(REPO)))}
 
 
+def test_a_parent_with_many_open_files_still_starts_bots(bots: Bots,
+                                                         policy: SandboxPolicy) -> None:
+    """A worker holding more descriptors than a bot may (RLIMIT_NOFILE) still launches it:
+    the launch must not open or move a descriptor after lowering that limit."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(policy.open_files + 100)]
+    try:
+        got = run_script(bots, policy, IDENTITY).json()
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert got["fds"] == [0, 1, 2] and got["seccomp"] == "2"
+
+
 NETWORK = """
     import asyncio, json, socket, threading
     result = {}
