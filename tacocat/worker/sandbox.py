@@ -86,21 +86,17 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
-import itertools
 import logging
 import os
 import platform
 import resource
-import secrets
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -108,6 +104,18 @@ from types import TracebackType
 from typing import Any, Literal
 
 import tacocat
+
+from ._confine import (
+    _cgroup_base,
+    _cgroup_pids,
+    _kill_until_gone,
+    _make_cgroup,
+    _running,
+    _SlotLease,
+    _uid_pids,
+)
+from ._seccomp import ABIS as _ABIS
+from ._seccomp import SandboxUnavailableError, seccomp_program
 
 __all__ = [
     "BOT_DIR",
@@ -147,9 +155,6 @@ INSECURE_WARNING = (
     "!!  is trusted. See docs/SECURITY.md.\n" + "!" * 78
 )
 
-
-class SandboxUnavailableError(RuntimeError):
-    """The sandbox cannot run here (the message says why and what to install or change)."""
 
 
 # ---------------------------------------------------------------------------- policy
@@ -198,332 +203,6 @@ class SandboxPolicy:
                              "choose 'auto', 'cgroup' or 'nproc'")
         if self.uid_base + self.uid_slots >= 2**32 - 1:
             raise ValueError("SandboxPolicy.uid_base + uid_slots must be below 2**32 - 1")
-
-
-# ---------------------------------------------------------------------------- seccomp
-
-# struct sock_filter {u16 code; u8 jt; u8 jf; u32 k;}; struct seccomp_data {int nr;
-# u32 arch; u64 instruction_pointer; u64 args[6];}. Both supported ABIs are little-endian.
-_LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
-_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
-_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
-_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
-_RET = 0x06  # BPF_RET | BPF_K
-_OFF_NR, _OFF_ARCH, _OFF_ARG0 = 0, 4, 16
-
-_RET_KILL_PROCESS = 0x80000000
-_RET_ERRNO = 0x00050000
-_RET_ALLOW = 0x7FFF0000
-_EPERM, _ENOSYS = 1, 38
-_AF_UNIX = 1
-_X32_SYSCALL_BIT = 0x40000000
-_CLONE_NEW_NAMESPACES = (0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
-                         | 0x20000000 | 0x40000000)  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|
-#                                                      NEWPID|NEWNET
-
-# Refused syscalls and the errno they answer. ENOSYS where a caller should fall back
-# (glibc retries clone3 as clone; io_uring users fall back to plain I/O).
-_DENIED: dict[str, int] = {
-    "ptrace": _EPERM, "process_vm_readv": _EPERM, "process_vm_writev": _EPERM,
-    "kcmp": _EPERM, "pidfd_getfd": _EPERM,
-    "unshare": _EPERM, "setns": _EPERM, "clone3": _ENOSYS,
-    "mount": _EPERM, "umount2": _EPERM, "pivot_root": _EPERM, "chroot": _EPERM,
-    "fsopen": _EPERM, "fsconfig": _EPERM, "fsmount": _EPERM, "fspick": _EPERM,
-    "move_mount": _EPERM, "open_tree": _EPERM, "mount_setattr": _EPERM,
-    "io_uring_setup": _ENOSYS, "io_uring_enter": _ENOSYS, "io_uring_register": _ENOSYS,
-    "bpf": _EPERM, "perf_event_open": _EPERM, "userfaultfd": _EPERM,
-    "keyctl": _EPERM, "add_key": _EPERM, "request_key": _EPERM,
-    "kexec_load": _EPERM, "kexec_file_load": _EPERM, "init_module": _EPERM,
-    "finit_module": _EPERM, "delete_module": _EPERM,
-    "open_by_handle_at": _EPERM, "name_to_handle_at": _EPERM, "lookup_dcookie": _EPERM,
-    "swapon": _EPERM, "swapoff": _EPERM, "reboot": _EPERM, "acct": _EPERM,
-    "quotactl": _EPERM, "syslog": _EPERM,
-}
-
-
-@dataclass(frozen=True)
-class _Abi:
-    audit_arch: int
-    x32: bool  # x86-64: numbers with the x32 bit set are another ABI
-    numbers: dict[str, int]
-
-
-_ABIS: dict[str, _Abi] = {
-    "x86_64": _Abi(0xC000003E, True, {
-        "socket": 41, "socketpair": 53, "clone": 56, "ptrace": 101, "process_vm_readv": 310,
-        "process_vm_writev": 311, "kcmp": 312, "pidfd_getfd": 438, "unshare": 272,
-        "setns": 308, "clone3": 435, "mount": 165, "umount2": 166, "pivot_root": 155,
-        "chroot": 161, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "move_mount": 429, "open_tree": 428, "mount_setattr": 442, "io_uring_setup": 425,
-        "io_uring_enter": 426, "io_uring_register": 427, "bpf": 321, "perf_event_open": 298,
-        "userfaultfd": 323, "keyctl": 250, "add_key": 248, "request_key": 249,
-        "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
-        "delete_module": 176, "open_by_handle_at": 304, "name_to_handle_at": 303,
-        "lookup_dcookie": 212, "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163,
-        "quotactl": 179, "syslog": 103,
-    }),
-    "aarch64": _Abi(0xC00000B7, False, {
-        "socket": 198, "socketpair": 199, "clone": 220, "ptrace": 117,
-        "process_vm_readv": 270, "process_vm_writev": 271, "kcmp": 272, "pidfd_getfd": 438,
-        "unshare": 97, "setns": 268, "clone3": 435, "mount": 40, "umount2": 39,
-        "pivot_root": 41, "chroot": 51, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-        "fspick": 433, "move_mount": 429, "open_tree": 428, "mount_setattr": 442,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "bpf": 280,
-        "perf_event_open": 241, "userfaultfd": 282, "keyctl": 219, "add_key": 217,
-        "request_key": 218, "kexec_load": 104, "kexec_file_load": 294, "init_module": 105,
-        "finit_module": 273, "delete_module": 106, "open_by_handle_at": 265,
-        "name_to_handle_at": 264, "lookup_dcookie": 18, "swapon": 224, "swapoff": 225,
-        "reboot": 142, "acct": 89, "quotactl": 60, "syslog": 116,
-    }),
-}
-_ABIS["amd64"] = _ABIS["x86_64"]
-_ABIS["arm64"] = _ABIS["aarch64"]
-
-
-class _Assembler:
-    """A few classic-BPF instructions with symbolic jump targets (``None``: the next one)."""
-
-    def __init__(self) -> None:
-        self._code: list[tuple[int, str | None, str | None, int]] = []
-        self._labels: dict[str, int] = {}
-
-    def label(self, name: str) -> None:
-        self._labels[name] = len(self._code)
-
-    def load(self, offset: int) -> None:
-        self._code.append((_LD_ABS, None, None, offset))
-
-    def jump(self, op: int, k: int, true: str | None, false: str | None = None) -> None:
-        self._code.append((op, true, false, k))
-
-    def ret(self, value: int) -> None:
-        self._code.append((_RET, None, None, value))
-
-    def assemble(self) -> bytes:
-        out = bytearray()
-        for pos, (code, true, false, k) in enumerate(self._code):
-            out += struct.pack("<HBBI", code, self._offset(pos, true), self._offset(pos, false),
-                               k)
-        return bytes(out)
-
-    def _offset(self, pos: int, target: str | None) -> int:
-        if target is None:
-            return 0
-        offset = self._labels[target] - pos - 1
-        if not 0 <= offset <= 255:
-            raise ValueError(f"BPF jump to {target} out of range ({offset})")
-        return offset
-
-
-def seccomp_program(machine: str | None = None) -> bytes:
-    """The compiled seccomp filter (an array of ``struct sock_filter``) bwrap loads.
-
-    It serves both ABIs it knows (x86-64 and aarch64) whatever ``machine`` is; ``machine``
-    (default: this one) must be one of them.
-    """
-    machine = machine or platform.machine()
-    if machine not in _ABIS:
-        raise SandboxUnavailableError(f"no seccomp filter for this machine ({machine}); "
-                                      "supported: x86_64, aarch64")
-    asm = _Assembler()
-    asm.load(_OFF_ARCH)
-    asm.jump(_JEQ, _ABIS["x86_64"].audit_arch, "x86_64")
-    asm.jump(_JEQ, _ABIS["aarch64"].audit_arch, "aarch64")
-    asm.ret(_RET_KILL_PROCESS)  # another ABI (i386 int 0x80, arm32): no filter applies
-    for name in ("x86_64", "aarch64"):
-        abi = _ABIS[name]
-        nr = abi.numbers
-        asm.label(name)
-        asm.load(_OFF_NR)
-        if abi.x32:
-            asm.jump(_JGE, _X32_SYSCALL_BIT, f"{name}.deny")
-        for syscall, errno_ in _DENIED.items():
-            asm.jump(_JEQ, nr[syscall], None, f"{name}.not.{syscall}")
-            asm.ret(_RET_ERRNO | errno_)
-            asm.label(f"{name}.not.{syscall}")
-        # socket(2), socketpair(2): AF_UNIX only (the domain is the first argument).
-        asm.jump(_JEQ, nr["socket"], f"{name}.socket")
-        asm.jump(_JEQ, nr["socketpair"], f"{name}.socket")
-        asm.jump(_JEQ, nr["clone"], f"{name}.clone")
-        asm.ret(_RET_ALLOW)
-        asm.label(f"{name}.socket")
-        asm.load(_OFF_ARG0)
-        asm.jump(_JEQ, _AF_UNIX, f"{name}.allow", f"{name}.deny")
-        asm.label(f"{name}.clone")  # clone(flags, ...): no new namespaces
-        asm.load(_OFF_ARG0)
-        asm.jump(_JSET, _CLONE_NEW_NAMESPACES, f"{name}.deny", f"{name}.allow")
-        asm.label(f"{name}.allow")
-        asm.ret(_RET_ALLOW)
-        asm.label(f"{name}.deny")
-        asm.ret(_RET_ERRNO | _EPERM)
-    return asm.assemble()
-
-
-# ---------------------------------------------------------------------------- pids cgroup
-
-_CGROUP_PREFIX = "tacocat"
-_SWEEP_EVERY = 60.0  # seconds between sweeps for cgroups of dead workers
-_counter = itertools.count()
-_lock = threading.Lock()
-_last_sweep = 0.0
-
-
-def _pids_hierarchy() -> Path | None:
-    """The worker's own cgroup directory in a cgroup-v1 ``pids`` hierarchy, if mounted."""
-    try:
-        mountinfo = Path("/proc/self/mountinfo").read_text().splitlines()
-        own = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    own_path = next((line.split(":", 2)[2] for line in own
-                     if "pids" in line.split(":", 2)[1].split(",")), None)
-    if own_path is None:
-        return None
-    for line in mountinfo:
-        pre, _, post = line.partition(" - ")
-        fields, after = pre.split(), post.split()
-        if len(fields) < 5 or len(after) < 3 or after[0] != "cgroup":
-            continue
-        if "pids" not in after[2].split(","):
-            continue
-        root, mount_point = fields[3], fields[4]
-        rel = own_path[len(root):] if own_path.startswith(root) else own_path
-        return Path(mount_point) / rel.lstrip("/")
-    return None
-
-
-@lru_cache(maxsize=1)
-def _cgroup_base() -> tuple[Path | None, str]:
-    """``(directory under which per-bot pids cgroups are made, or None; why not)``."""
-    own = _pids_hierarchy()
-    if own is None:
-        return None, "no cgroup-v1 pids hierarchy is mounted (cgroup v2 is not supported yet)"
-    base = own / _CGROUP_PREFIX
-    try:
-        base.mkdir(exist_ok=True)
-        probe = base / f"probe-{os.getpid()}-{secrets.token_hex(4)}"
-        probe.mkdir()
-        try:
-            (probe / "pids.max").write_text("1\n")
-        finally:
-            probe.rmdir()
-    except OSError as exc:
-        return None, f"cannot create a pids cgroup under {base}: {exc.strerror or exc}"
-    return base, ""
-
-
-def _sweep_stale_cgroups(base: Path) -> None:
-    """Remove leftover per-bot cgroups of workers that died (named ``<worker pid>-...``)."""
-    with contextlib.suppress(OSError):
-        for child in base.iterdir():
-            owner = child.name.split("-", 1)[0]
-            if owner.isdigit() and not _alive(int(owner)):
-                with contextlib.suppress(OSError):
-                    _kill_cgroup(child, timeout=1.0)
-                    child.rmdir()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _running(pids: Iterable[int]) -> list[int]:
-    """The given pids that are neither gone nor zombies."""
-    found = []
-    for pid in pids:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        if stat[stat.rindex(")") + 2] not in "ZX":
-            found.append(pid)
-    return found
-
-
-def _kill_until_gone(list_pids: Callable[[], list[int]], timeout: float) -> list[int]:
-    """SIGKILL whatever ``list_pids`` returns until it returns nothing running (or time out)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        pids = _running(list_pids())
-        if not pids:
-            return []
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        if time.monotonic() > deadline:
-            return pids
-        time.sleep(0.005)
-
-
-def _cgroup_pids(cgroup: Path) -> list[int]:
-    try:
-        return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
-    except (OSError, ValueError):
-        return []
-
-
-def _kill_cgroup(cgroup: Path, timeout: float = 5.0) -> list[int]:
-    return _kill_until_gone(lambda: _cgroup_pids(cgroup), timeout)
-
-
-# ---------------------------------------------------------------------------- uid slots
-
-
-def _uid_pids(uid: int) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            if os.stat(entry.path).st_uid != uid:
-                continue
-            status = Path(entry.path, "status").read_text()
-        except OSError:
-            continue
-        for line in status.splitlines():
-            if line.startswith("Uid:"):
-                if int(line.split()[1]) == uid:  # the real uid
-                    found.append(int(entry.name))
-                break
-    return found
-
-
-class _SlotLease:
-    """An exclusive ``flock`` on one uid slot's lock file; released on close or death."""
-
-    def __init__(self, policy: SandboxPolicy) -> None:
-        root = Path("/run/tacocat-sandbox")
-        try:
-            root.mkdir(mode=0o700, exist_ok=True)
-        except OSError:
-            root = Path(tempfile.gettempdir()) / "tacocat-sandbox-slots"
-            root.mkdir(mode=0o700, exist_ok=True)
-        for slot in range(policy.uid_slots):
-            fd = os.open(root / f"slot-{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
-                         0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            self.fd: int | None = fd
-            self.slot = slot
-            self.uid = policy.uid_base + slot
-            # Whatever a dead worker left under this uid is not ours to keep.
-            _kill_until_gone(lambda: _uid_pids(self.uid), 5.0)
-            return
-        raise SandboxUnavailableError(f"all {policy.uid_slots} sandbox uid slots are in use")
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
 
 
 # ---------------------------------------------------------------------------- preexec
@@ -712,22 +391,6 @@ def _clean_env(python: str, extra: dict[str, str] | None = None) -> dict[str, st
     return env
 
 
-def _make_cgroup(policy: SandboxPolicy, extra: int) -> Path:
-    global _last_sweep
-    base, why = _cgroup_base()
-    if base is None:
-        raise SandboxUnavailableError(why)
-    with _lock:
-        number = next(_counter)
-        sweep = time.monotonic() - _last_sweep > _SWEEP_EVERY
-        if sweep:
-            _last_sweep = time.monotonic()
-    if sweep:
-        _sweep_stale_cgroups(base)
-    cgroup = base / f"{os.getpid()}-{number}-{secrets.token_hex(3)}"
-    cgroup.mkdir()
-    (cgroup / "pids.max").write_text(f"{policy.max_processes + extra}\n")
-    return cgroup
 
 
 def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
