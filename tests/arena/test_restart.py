@@ -104,6 +104,8 @@ def test_redis_killed_while_a_worker_records(valkey_factory: ValkeyFactory) -> N
     field, client = start_ladder(server)
     worker = Arena(redis_py.Redis.from_url(server.url, retry=Retry(NoBackoff(), 0)))
     failures: list[str] = []
+    recorded = threading.Semaphore(0)
+    failed = threading.Semaphore(0)
     stop = threading.Event()
 
     def work() -> None:
@@ -115,21 +117,25 @@ def test_redis_killed_while_a_worker_records(valkey_factory: ValkeyFactory) -> N
             try:
                 match = worker.get_match(mid)
                 worker.record_match(mid, field.play(match), enqueue=field.enqueue)
+                field.queue.pop(0)
+                recorded.release()
+                if worker.ladder_status("main").complete:
+                    return
             except (ArenaError, redis_py.RedisError) as exc:
                 failures.append(type(exc).__name__)
+                failed.release()
                 time.sleep(0.02)
                 continue  # the job runs again
-            field.queue.pop(0)
-            if worker.ladder_status("main").complete:
-                return
 
     thread = threading.Thread(target=work)
     thread.start()
     try:
         for _ in range(2):
-            time.sleep(0.15)
+            # Kill only once the worker is mid-ladder, and restart only once it has felt the
+            # outage, so the interruption is certain rather than a matter of timing.
+            assert recorded.acquire(timeout=30), "the worker recorded nothing"
             server.kill()
-            time.sleep(0.1)
+            assert failed.acquire(timeout=30), "the worker never noticed Redis was gone"
             server.start()
         thread.join(timeout=60)
     finally:
