@@ -62,29 +62,34 @@ class BotDriver:
     own for them: the news rides on the next request, or on the game result.
     """
 
-    __slots__ = ("_rounds_seen", "bot", "seat")
+    __slots__ = ("_history", "_rounds_seen", "bot", "seat")
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
         self.seat = 0
         self._rounds_seen = 0
+        self._history: Sequence[Round] = ()
 
     def start(self, seat: int, ruleset: Ruleset, opponent: str) -> None:
         self.seat = seat
         self._rounds_seen = 0
+        self._history = ()
         self.bot.on_game_start(seat, ruleset, opponent)
 
     def decide(self, obs: Observation) -> tuple[int, ...]:
-        if len(obs.history) > self._rounds_seen:
+        # The engine shares one history tuple until a round ends, so an identity test
+        # usually settles "anything new?" (other transports build a new one every time).
+        if obs.history is not self._history:
             self._catch_up(obs.history)
         decision = obs.decision
         bot = self.bot
-        if decision is _DUEL:
-            return (bot.duel(obs),)
+        # Most frequent first: a game has about 24 attacks, 24 defences, 13 duels, 12 replaces.
         if decision is _ATTACK:
             return tuple(bot.attack(obs))
         if decision is _DEFEND:
             return tuple(bot.defend(obs))
+        if decision is _DUEL:
+            return (bot.duel(obs),)
         if decision is _REPLACE:
             return tuple(bot.replace(obs))
         raise ValueError(f"seat {obs.seat} was asked nothing (decision {decision!r})")
@@ -94,6 +99,7 @@ class BotDriver:
         self.bot.on_game_end(outcome, self.seat)
 
     def _catch_up(self, rounds: Sequence[Round]) -> None:
+        self._history = rounds
         while self._rounds_seen < len(rounds):
             self.bot.on_round_end(rounds[self._rounds_seen])
             self._rounds_seen += 1
