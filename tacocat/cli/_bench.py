@@ -7,7 +7,7 @@ import json
 import statistics
 import time
 
-from tacocat.engine import STANDARD, BotDriver, play_game
+from tacocat.engine import ENGINE_FORM, STANDARD, BotDriver, play_game
 from tacocat.engine.bots import RandomBot
 
 from . import _bench_ladder, _bench_load, _bench_referee
@@ -16,7 +16,8 @@ DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
 
   engine   house:random vs house:random in this one process: games per second
-           (the median of --repeat runs, after one warm-up run)
+           (the median of --repeat runs, after one warm-up run), and which form of
+           the engine ran ("compiled (mypyc)" after ./dev setup, or "pure Python")
   referee  live decisions per second and turnaround through one gRPC referee process,
            with --clients live clients in separate processes on loopback
   ladder   a full round robin of 8 submitted bots through Redis, RQ workers and the
@@ -54,5 +55,6 @@ def bench_engine(args: argparse.Namespace) -> int:
     seconds = statistics.median(runs)
     print(json.dumps({"games": args.games, "seconds": round(seconds, 4),
                       "games_per_second": round(args.games / seconds, 1),
-                      "runs": [round(args.games / s, 1) for s in runs]}))
+                      "runs": [round(args.games / s, 1) for s in runs],
+                      "engine": ENGINE_FORM}))
     return 0

@@ -13,6 +13,11 @@ Exceptions (all derive from :class:`EngineError`)::
      └── RecordError         a replay record cannot be read or does not replay
 """
 
+from . import _compiled
+
+ENGINE_FORM = _compiled.select()  # first: it decides which _state the imports below get
+"""How the rules run in this process: ``"compiled (mypyc)"`` or ``"pure Python (why)"``."""
+
 from ._bot import Bot, BotDriver
 from ._cards import (
     AttackKind,
@@ -44,7 +49,8 @@ from ._types import (
 from .bots import HOUSE_BOTS, house_bot
 
 __all__ = [
-    "BOTH", "FORMAT", "HIGH_GOAL", "HOUSE_BOTS", "LOW_GOAL", "STANDARD", "TRACK_LENGTH",
+    "BOTH", "ENGINE_FORM", "FORMAT", "HIGH_GOAL", "HOUSE_BOTS", "LOW_GOAL", "STANDARD",
+    "TRACK_LENGTH",
     "Arrow", "AttackKind", "Bot", "BotDriver", "Decision", "EngineError", "Fault", "GameRecord",
     "GameState", "IllegalActionError", "MatchGame", "Observation", "Outcome", "Reason",
     "RecordError", "Round", "Ruleset", "RulesetError", "Table", "TieRule", "Trick",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from ._cards import legal_attacks, legal_defences, sub_multisets
 from ._errors import IllegalActionError, RecordError
@@ -202,8 +203,12 @@ class GameState:
 
     # ----------------------------------------------------------------- internals
 
-    def _validate(self, seat: int, cards: tuple[int, ...]) -> list[int]:
-        """Check ``cards`` for ``seat``; return the hand that would remain after playing them."""
+    def _validate(self, seat: int, cards: tuple[Any, ...]) -> list[int]:
+        """Check ``cards`` for ``seat``; return the hand that would remain after playing them.
+
+        ``cards`` come from bots, so anything may be in them (``Any``, not ``int``: compiled
+        with mypyc, an ``int`` annotation would raise TypeError before the check below).
+        """
         if seat not in self.to_act or type(seat) is not int:  # to_act is () once it is over
             if self.outcome is not None:
                 raise IllegalActionError(seat, cards, "game_over", "the game is over")

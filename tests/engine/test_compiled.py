@@ -1,0 +1,91 @@
+"""The engine's two forms: its mypyc build (what ./dev sets up) and the pure-Python source.
+
+They must play byte-identical games, a stale build must never be used, and the benchmark says
+which form it measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tacocat import engine
+from tacocat.engine import _compiled
+
+ROOT = Path(__file__).resolve().parents[2]
+GAMES = """
+import hashlib, sys
+import tacocat.engine as engine
+from tacocat.engine import house_bot, play_match
+digest = hashlib.sha256()
+for bots in [("random", "random"), ("greedy", "random"), ("strong", "greedy")]:
+    for game in play_match(house_bot(bots[0]), house_bot(bots[1]), 40, seed="forms"):
+        digest.update(game.record.dumps().encode())
+print(engine.ENGINE_FORM)
+print(engine._state.__file__)
+print(digest.hexdigest())
+"""
+
+
+def run_python(code: str, *, cwd: Path = ROOT, **env: str) -> list[str]:
+    environment = {k: v for k, v in os.environ.items() if k != _compiled.PURE_VARIABLE}
+    result = subprocess.run([sys.executable, "-c", code], cwd=cwd, env={**environment, **env},
+                            capture_output=True, text=True, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split("\n")
+
+
+def test_this_checkout_runs_the_compiled_engine() -> None:
+    # ./dev (and so .ci/run) builds it; a failure here means that build step broke.
+    assert engine.ENGINE_FORM == "compiled (mypyc)", engine.ENGINE_FORM
+    assert engine._state.__file__.endswith(".so")
+    assert _compiled.build_is_current()
+
+
+def test_compiled_and_pure_engines_play_identical_games() -> None:
+    compiled = run_python(GAMES)
+    pure = run_python(GAMES, TACOCAT_PURE_PYTHON="1")
+    assert compiled[0] == "compiled (mypyc)" and compiled[1].endswith(".so")
+    assert pure[0] == "pure Python (TACOCAT_PURE_PYTHON is set)" and pure[1].endswith(".py")
+    assert compiled[2] == pure[2]
+
+
+def test_a_build_older_than_its_source_is_never_used(tmp_path: Path) -> None:
+    package = tmp_path / "tacocat"
+    package.mkdir()
+    shutil.copy2(ROOT / "tacocat" / "__init__.py", package / "__init__.py")
+    shutil.copytree(ROOT / "tacocat" / "engine", package / "engine",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = "import tacocat.engine as e; print(e.ENGINE_FORM); print(e._state.__file__)"
+    assert run_python(code, cwd=tmp_path)[0] == "compiled (mypyc)"
+    state = package / "engine" / "_state.py"
+    state.write_text(state.read_text() + "\n# edited after the build\n")
+    form, path = run_python(code, cwd=tmp_path)[:2]
+    assert form == ("pure Python (the compiled build is older than the source; "
+                    "./dev setup rebuilds it)")
+    assert path == str(state)
+    (package / "engine" / ".compiled.json").unlink()
+    assert run_python(code, cwd=tmp_path)[0].startswith("pure Python (the compiled build")
+
+
+def test_the_build_record_names_the_source_digest() -> None:
+    recorded = json.loads(_compiled.BUILD_RECORD.read_text())
+    source = (ROOT / "tacocat" / "engine" / "_state.py").read_bytes()
+    assert recorded == {"_state": hashlib.sha256(source).hexdigest()}
+
+
+def test_bench_engine_prints_one_json_line_naming_the_engine_form() -> None:
+    result = subprocess.run([sys.executable, "-m", "tacocat.cli", "bench", "engine",
+                             "--games", "50", "--repeat", "1"],
+                            cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
+    lines = result.stdout.strip().split("\n")
+    assert len(lines) == 1
+    line = json.loads(lines[0])
+    assert line["games"] == 50 and line["seconds"] > 0
+    assert abs(line["games_per_second"] * line["seconds"] / 50 - 1) < 0.01  # seconds is rounded
+    assert line["engine"] == "compiled (mypyc)"
