@@ -55,12 +55,16 @@ def build(compiled: ModuleType) -> bool:
         shutil.copytree(compiled.PACKAGE_DIR, Path(work) / package,
                         ignore=shutil.ignore_patterns("__pycache__", "*.so", ".compiled.json"))
         (Path(work) / "__init__.py").rename(Path(work) / "tacocat" / "__init__.py")
-        sources = [str(package / f"{name}.py") for name in compiled.MODULES]
-        result = subprocess.run([sys.executable, "-m", "mypyc", "--config-file=", *sources],
-                                cwd=work, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            print(result.stdout[-3000:] + result.stderr[-3000:], file=sys.stderr)
-            return False
+        for name in compiled.MODULES:
+            # One module per run: mypyc puts the shared library of a multi-module build at
+            # the top level (a module of its own), where the package could not import it.
+            result = subprocess.run(
+                [sys.executable, "-m", "mypyc", "--config-file=", str(package / f"{name}.py")],
+                cwd=work, capture_output=True, text=True, check=False,
+            )
+            if result.returncode != 0:
+                print(result.stdout[-3000:] + result.stderr[-3000:], file=sys.stderr)
+                return False
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         for path in (Path(work) / package).glob(f"*{suffix}"):
             shutil.copy2(path, compiled.PACKAGE_DIR / path.name)
