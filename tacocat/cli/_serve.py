@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import sys
 from collections.abc import Callable, Coroutine
@@ -212,6 +213,8 @@ def _parse_player(text: str) -> tuple[str, str]:
 
 
 _T = TypeVar("_T")
+GC_THRESHOLDS = (20_000, 20, 20)
+"""Cyclic-GC thresholds for long-running services (the defaults are 700, 10, 10)."""
 
 
 def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
@@ -224,5 +227,11 @@ def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
         factory = uvloop.new_event_loop
     except ImportError:
         pass
+    # Everything imported so far lives as long as the process: move it out of the cyclic
+    # collector's sight, and collect less often, so a collection never stalls every live game
+    # for milliseconds (in `tacocat bench referee`, p99 24-26 ms became 19-23 ms).
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(coroutine)
