@@ -66,9 +66,10 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
     (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
     holder = wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "a lease")
     worker = int(holder.decode().rsplit("-", 2)[1])
-    family = wait_for(lambda: [p for p in children_of(worker)
-                               if "tacocat.sdk.host" in _cmdline(p)] and children_of(worker),
-                      10, "the match's bot processes")
+    # Both bots, not just the first one up: the second may start a moment later.
+    family = wait_for(lambda: len([p for p in children_of(worker)
+                                   if "tacocat.sdk.host" in _cmdline(p)]) >= 2
+                      and children_of(worker), 10, "the match's two bot processes")
     assert sum("tacocat.sdk.host" in _cmdline(p) for p in family) >= 2
 
     os.kill(worker, signal.SIGKILL)
