@@ -1,0 +1,286 @@
+"""The ladder list (the home page) and one ladder's page with its live fragments.
+
+The ladder page is made of fragments (:func:`ladder_fragments`): the same functions render
+them into the first page and into every live update, so a page that updates and a page that
+reloads show the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tacocat.arena import LogEntry, Standing
+
+from ._chart import chart_fragment
+from ._data import (
+    CROSSTABLE_LIMIT,
+    Cell,
+    LadderSnapshot,
+    LadderSummary,
+    crosstable,
+    ranked,
+    split_version,
+)
+from ._html import Html, attrs, join, tag
+from ._layout import (
+    Page,
+    Static,
+    breadcrumbs,
+    fmt_int,
+    fmt_pct,
+    fmt_time,
+    ladder_url,
+    match_url,
+    page,
+    progress,
+    version_label,
+)
+
+
+def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
+    if not ladders:
+        body = tag("p", "No ladders yet. An admin creates one through the arena API; bots "
+                        "join it, and this page lists it.", class_="empty")
+    else:
+        cards = []
+        for item in ladders:
+            lad, st = item.ladder, item.status
+            state = ("complete" if st.complete else
+                     "running" if st.matches_pending else "waiting")
+            cards.append(tag(
+                "li",
+                tag("h2", tag("a", lad.name, href=ladder_url(lad.name))),
+                tag("span", state, class_=f"badge {state}"),
+                tag("dl", *(
+                    tag("div", tag("dt", k), tag("dd", v)) for k, v in (
+                        ("Bots", f"{st.entries}"), ("Playing", f"{st.playing}"),
+                        ("Matches", f"{st.matches_recorded:,}"),
+                        ("Pending", f"{st.matches_pending:,}"),
+                        ("Rules", lad.ruleset.name),
+                    )
+                ), class_="facts"),
+                progress(st.games_toward_target, st.games_target,
+                         f"Round robin progress of {lad.name}"),
+                tag("ol", *(tag("li", version_label(row.version), " ",
+                                tag("span", fmt_int(row.rating), class_="muted"))
+                            for row in item.leaders),
+                    class_="leaders", aria_label=f"Leaders of {lad.name}")
+                if item.leaders else "",
+                class_="ladder-card", data_ladder=lad.name,
+            ))
+        body = tag("ul", *cards, class_="ladder-list")
+    content = join([
+        tag("h1", "Ladders"),
+        tag("p", "Round-robin ladders of Tacocat Spelled Backwards bots. Open one for live "
+                 "standings, ratings over time, the crosstable and replays.", class_="lead"),
+        body,
+    ])
+    return page(static, Page("Ladders", content))
+
+
+# -- the ladder page ------------------------------------------------------------------------
+
+
+FRAGMENTS = ("status", "standings", "chart", "crosstable", "recent")
+
+
+def ladder_fragments(snap: LadderSnapshot) -> dict[str, str]:
+    return {
+        "status": status_fragment(snap),
+        "standings": standings_fragment(snap),
+        "chart": chart_fragment(snap),
+        "crosstable": crosstable_fragment(snap),
+        "recent": recent_fragment(snap.recent),
+    }
+
+
+def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
+    lad = snap.ladder
+    frags = ladder_fragments(snap)
+
+    def section(key: str, title: str, intro: str = "") -> Html:
+        return tag(
+            "section",
+            tag("h2", title, id=f"{key}-title"),
+            tag("p", intro, class_="hint") if intro else "",
+            tag("div", Html(frags[key]), id=key, data_fragment=key),
+            class_=f"panel {key}-panel", aria_labelledby=f"{key}-title",
+        )
+
+    header = join([
+        breadcrumbs(("Ladders", "/"), (lad.name, None)),
+        tag("div",
+            tag("h1", lad.name),
+            tag("p", tag("span", "", class_="dot", aria_hidden="true"),
+                tag("span", "connecting…", id="live-text"),
+                class_="live", id="live", role="status", data_state="connecting"),
+            class_="title-row"),
+        tag("p", f"{lad.ruleset.name} rules · {lad.games_per_pairing} games per pairing in "
+                 f"matches of {lad.games_per_match} · {lad.decision_seconds:g} s per decision",
+            class_="lead"),
+    ])
+    content = join([
+        header,
+        tag("div", Html(frags["status"]), id="status", data_fragment="status",
+            class_="status-strip"),
+        section("standings", "Standings",
+                "Rating: maximum-likelihood fit on the Elo scale; the bar is its 95% "
+                "interval. Elo: the live per-game rating. W/T/L count rated games."),
+        section("chart", "Rating over time",
+                "Live Elo of each version after every recorded match."),
+        section("crosstable", "Crosstable",
+                "Row's score against column (ties count half) and the likelihood of "
+                "superiority (LOS) from their games."),
+        section("recent", "Recent matches"),
+    ])
+    main_attrs = attrs(data_ladder=lad.name, data_version=snap.version,
+                       data_events=events_url)
+    return page(static, Page(lad.name, content, scripts=("ladder.js",),
+                             main_attrs=Html(main_attrs)))
+
+
+def status_fragment(snap: LadderSnapshot) -> str:
+    st = snap.status
+    facts = (
+        ("Bots", f"{st.entries}"), ("Playing", f"{st.playing}"),
+        ("Matches recorded", f"{st.matches_recorded:,}"),
+        ("Pending", f"{st.matches_pending:,}"),
+        ("Games played", f"{st.games_played:,}"),
+        ("Rounds done", f"{st.rounds_completed} of {st.rounds}"),
+    )
+    return join([
+        tag("dl", *(tag("div", tag("dt", k), tag("dd", v)) for k, v in facts), class_="facts"),
+        progress(st.games_toward_target, st.games_target, "Round robin progress"),
+    ])
+
+
+def _ci_bar(row: Standing, lo: float, hi: float) -> Html:
+    if row.rating is None or row.low is None or row.high is None or hi <= lo:
+        return Html("")
+
+    def x(value: float) -> float:
+        return round(100 * (value - lo) / (hi - lo), 2)
+
+    left, right, mid = x(row.low), x(row.high), x(row.rating)
+    return Html(
+        '<svg class="ci" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" '
+        'focusable="false">'
+        f'<rect class="ci-track" x="0" y="4.5" width="100" height="1"/>'
+        f'<rect class="ci-range" x="{left}" y="2" width="{max(right - left, 0.5)}" '
+        'height="6" rx="1"/>'
+        f'<rect class="ci-point" x="{max(mid - 0.6, 0)}" y="0" width="1.2" height="10"/>'
+        "</svg>"
+    )
+
+
+def standings_fragment(snap: LadderSnapshot) -> str:
+    rows = ranked(snap.board)
+    if not rows:
+        return tag("p", "No bot plays on this ladder yet.", class_="empty")
+    rated = [r for _, r in rows if r.low is not None and r.high is not None]
+    lo = min((r.low for r in rated if r.low is not None), default=0.0)
+    hi = max((r.high for r in rated if r.high is not None), default=0.0)
+    pad = max((hi - lo) * 0.04, 5.0)
+    lo, hi = lo - pad, hi + pad
+    body = []
+    for rank, row in rows:
+        owner, name, number = split_version(row.version)
+        forfeits = join(tag("span", f"{fault} ×{n}", class_="chip")
+                        for fault, n in row.forfeits.items()) or Html("–")
+        rating = (
+            tag("span", "unrated", class_="muted") if row.rating is None else join([
+                tag("span", fmt_int(row.rating), class_="num"),
+                tag("span", f"±{fmt_int(row.margin)}", class_="pm",
+                    title=f"95% interval {fmt_int(row.low)} to {fmt_int(row.high)}"),
+            ]))
+        body.append(tag(
+            "tr",
+            tag("td", "–" if rank is None else rank, class_="rank"),
+            tag("th", tag("span", name, class_="bot-name"),
+                tag("span", f"@{number}", class_="ver-inline") if number else "",
+                tag("span", "retired", class_="badge retired") if not row.active else "",
+                scope="row", class_="bot"),
+            tag("td", number, class_="ver"),
+            tag("td", owner, class_="owner"),
+            tag("td", tag("div", rating, class_="rating"), _ci_bar(row, lo, hi),
+                class_="rating-cell"),
+            tag("td", fmt_int(row.elo), class_="num elo"),
+            tag("td", f"{row.games:,}", class_="num games"),
+            tag("td", f"{row.wins:,}", class_="num w"),
+            tag("td", f"{row.ties:,}", class_="num t"),
+            tag("td", f"{row.losses:,}", class_="num l"),
+            tag("td", forfeits, class_="forfeits"),
+            data_version=row.version, class_=None if row.active else "retired",
+        ))
+    head = tag("tr", *(tag("th", label, scope="col", class_=cls, title=title)
+                       for label, cls, title in (
+                           ("#", "rank", "Rank by rating"), ("Bot", "bot", None),
+                           ("Ver.", "ver", "Version"), ("Owner", "owner", None),
+                           ("Rating ± 95%", "rating-cell", None),
+                           ("Elo", "num elo", "Live Elo"), ("Games", "num games", "Rated games"),
+                           ("W", "num w", "Wins"), ("T", "num t", "Ties"),
+                           ("L", "num l", "Losses"),
+                           ("Forfeits", "forfeits", "Games forfeited, by reason"))))
+    table = tag("table", tag("caption", f"Standings after {snap.board.version:,} matches",
+                             class_="sr-only"),
+                tag("thead", head), tag("tbody", *body), class_="standings")
+    return tag("div", table, class_="table-wrap", tabindex="0", role="region",
+               aria_label="Standings")
+
+
+def _cell(cell: Cell | None, row: str, col: str) -> Html:
+    if row == col:
+        return tag("td", "", class_="self", aria_label="same version")
+    if cell is None or cell.score is None:
+        return tag("td", "·", class_="none", title=f"{row} has not met {col}")
+    bucket = min(10, max(0, round(cell.score * 10)))
+    title = (f"{row} against {col}: {cell.wins} won, {cell.ties} tied, {cell.losses} lost; "
+             f"likelihood of superiority {fmt_pct(cell.los)}")
+    return tag("td", tag("span", fmt_pct(cell.score), class_="score"),
+               tag("span", f"LOS {fmt_pct(cell.los)}", class_="los"),
+               class_=f"cell sc{bucket}", title=title)
+
+
+def crosstable_fragment(snap: LadderSnapshot) -> str:
+    order, matrix = crosstable(snap.board, CROSSTABLE_LIMIT)
+    if len(order) < 2:
+        return tag("p", "The crosstable fills once two versions have met.", class_="empty")
+    head = tag("tr", tag("td", ""), *(
+        tag("th", tag("abbr", str(i + 1), title=v), scope="col") for i, v in enumerate(order)))
+    body = []
+    for i, (version, line) in enumerate(zip(order, matrix, strict=True)):
+        body.append(tag("tr", tag("th", tag("span", f"{i + 1}", class_="idx"),
+                                  version_label(version), scope="row"),
+                        *(_cell(c, version, order[j]) for j, c in enumerate(line))))
+    more = len(snap.board.standings) - len(order)
+    note = tag("p", f"The {len(order)} best ranked versions; {more} more in the JSON API.",
+               class_="hint") if more > 0 else ""
+    table = tag("table", tag("caption", "Pairwise scores, row against column",
+                             class_="sr-only"),
+                tag("thead", head), tag("tbody", *body), class_="crosstable")
+    return join([tag("div", table, class_="table-wrap", tabindex="0", role="region",
+                     aria_label="Crosstable"), note])
+
+
+def recent_fragment(recent: Sequence[LogEntry]) -> str:
+    if not recent:
+        return tag("p", "No match recorded yet.", class_="empty")
+    rows = []
+    for entry in recent:
+        rows.append(tag(
+            "tr",
+            tag("td", tag("a", f"#{entry.seq}", href=match_url(entry.match),
+                          aria_label=f"match {entry.seq}: {entry.a} against {entry.b}"),
+                class_="num"),
+            tag("td", version_label(entry.a), class_="side-a"),
+            tag("td", tag("span", f"{entry.wins}–{entry.ties}–{entry.losses}", class_="wtl"),
+                class_="score", title="A's wins–ties–losses"),
+            tag("td", version_label(entry.b), class_="side-b"),
+            tag("td", fmt_time(entry.recorded_at), class_="when"),
+            data_match=entry.match,
+        ))
+    head = tag("tr", *(tag("th", h, scope="col") for h in ("#", "A", "W–T–L", "B", "Recorded")))
+    return tag("div", tag("table", tag("caption", "Recent matches, newest first",
+                                       class_="sr-only"),
+                          tag("thead", head), tag("tbody", *rows), class_="recent"),
+               class_="table-wrap", tabindex="0", role="region", aria_label="Recent matches")
