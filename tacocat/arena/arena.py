@@ -18,6 +18,7 @@ Refusals are distinct :class:`~tacocat.arena.errors.ArenaError` subclasses
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
@@ -373,16 +374,26 @@ class Arena:
         return matches.match_replays_blob(self.redis, self.keys, match_id)
 
     def record_match(
-        self, match_id: str, result: MatchResult, *, enqueue: Enqueue | None = None
+        self, match_id: str, result: MatchResult, *, enqueue: Enqueue | None = None,
+        on_refit: Callable[[float], None] | None = None,
     ) -> Recorded:
         """Record a played match exactly once (``Recorded.recorded`` is False for a
-        duplicate), refit the standings, and with ``enqueue`` schedule what became due."""
+        duplicate), refit the standings, and with ``enqueue`` schedule what became due.
+
+        ``on_refit``, when given, is called with the seconds the standings refit took
+        (``time.perf_counter``; also when it failed), if there was one: the worker's
+        ``rating_recompute`` histogram."""
         done = recording.record_match(self.redis, self.keys, match_id, result, clock=self.clock)
         ladder = done.match.ladder
         # A duplicate may be the re-run of a job that committed and then lost Redis before
         # its refit: refit whenever the snapshot is behind, so the last match is never missed.
         if done.recorded or standings.is_behind(self.redis, self.keys, ladder):
-            standings.update_standings(self.redis, self.keys, ladder, clock=self.clock)
+            started = time.perf_counter()
+            try:
+                standings.update_standings(self.redis, self.keys, ladder, clock=self.clock)
+            finally:
+                if on_refit is not None:
+                    on_refit(time.perf_counter() - started)
         if enqueue is not None:
             self.schedule(ladder, enqueue)
         elif done.recorded:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from tacocat.engine import (
     STANDARD,
@@ -72,11 +72,17 @@ class ProcessSeat:
     A process that is not running when a game starts is (re)started; one that cannot be
     started forfeits that game with ``crash``. The methods block on the pipes (no event
     loop): use it through :func:`play_hosted_game`, or from a thread.
+
+    ``on_decision``, when given, is called with the seconds (``time.monotonic``) from each
+    :meth:`ask` to the :meth:`answer` it got, failures included (a timeout, a crash,
+    garbage): how a worker times sandboxed decisions.
     """
 
-    def __init__(self, host: HostProcess, time_limit: float = DEFAULT_TIME_LIMIT) -> None:
+    def __init__(self, host: HostProcess, time_limit: float = DEFAULT_TIME_LIMIT, *,
+                 on_decision: Callable[[float], None] | None = None) -> None:
         self.host = host
         self.time_limit = time_limit
+        self.on_decision = on_decision
         self.feed = SeatFeed(time_limit)
         self.failure: Failure | None = None
         """This game's failure, once there is one."""
@@ -107,9 +113,16 @@ class ProcessSeat:
             if isinstance(answer, Failure):
                 self._fail(answer)
             elif answer is not None:
-                return answer
+                return self._answered(answer)
         assert self.failure is not None
-        return self.failure
+        return self._answered(self.failure)
+
+    def _answered(self, answer: Answer) -> Answer:
+        """``answer``, once its time since :meth:`ask` went to ``on_decision``."""
+        if self.on_decision is not None:
+            asked = self._deadline - self.time_limit
+            self.on_decision(max(0.0, time.monotonic() - asked))
+        return answer
 
     async def refuse(self, failure: Failure) -> None:
         self.failure = self.failure or failure

@@ -43,6 +43,7 @@ from ._config import RefereeConfig
 from ._limits import GameLimiter, MemoryLimiter, peer_subject
 from ._records import FinishedGame, RecordSink
 from ._seats import Connection, LiveSeat
+from .metrics import ServerMetrics, server_metrics
 
 log = logging.getLogger("tacocat.server")
 
@@ -77,14 +78,19 @@ class RefereeService:
     """The ``tacocat.v1.Referee`` service (register :meth:`handler` on a grpc.aio server).
 
     ``limiter`` holds the live-game token buckets (``config.live_game_limit``); default one
-    in this process's memory."""
+    in this process's memory. ``metrics`` receives each live decision's time (its
+    :meth:`~ServerMetrics.observe_decision` is every live seat's ``on_decision``); default
+    the process-wide :func:`server_metrics`, as a prometheus-client metric defaults to the
+    default registry."""
 
     def __init__(self, config: RefereeConfig, authenticator: Authenticator | None,
-                 sinks: Sequence[RecordSink], limiter: GameLimiter | None = None) -> None:
+                 sinks: Sequence[RecordSink], limiter: GameLimiter | None = None, *,
+                 metrics: ServerMetrics | None = None) -> None:
         self.config = config
         self.authenticator = authenticator
         self.sinks = list(sinks)
         self.limiter: GameLimiter = limiter or MemoryLimiter()
+        self.metrics = metrics if metrics is not None else server_metrics()
         self._playing: Counter[str] = Counter()
         """Streams per rate-limit subject that passed admission and have not ended."""
         self.closing = False
@@ -316,10 +322,11 @@ class RefereeService:
                          names: tuple[str, str], games: int, seed: str) -> None:
         """``games`` games in duplicate pairs (as ``play_match`` and ``play_local`` play)."""
         limit, strikes = self.config.time_limit, self.config.max_timeouts
+        timed = self.metrics.observe_decision
         conns = [a] if isinstance(b, LocalSeat) else [a, b]
         sides: tuple[Seat, Seat] = (
-            LiveSeat(a, limit, strikes),
-            b if isinstance(b, LocalSeat) else LiveSeat(b, limit, strikes))
+            LiveSeat(a, limit, strikes, on_decision=timed),
+            b if isinstance(b, LocalSeat) else LiveSeat(b, limit, strikes, on_decision=timed))
         played, detail = 0, ""
         cancelled = False
         try:

@@ -147,14 +147,21 @@ class LiveSeat:
 
     ``max_timeouts`` timeouts in a row mean the client is gone (or has stopped reading): its
     stream is then given up, which ends the match after the current game.
+
+    ``on_decision``, when given, is called with the seconds from each :meth:`ask` (the clock
+    starts before the request is written) to the :meth:`answer` it got, failures included
+    (a timeout, a lost stream, garbage): the referee's ``decision_seconds{transport="live"}``.
     """
 
-    __slots__ = ("_deadline", "_timeouts", "conn", "feed", "max_timeouts", "time_limit")
+    __slots__ = ("_deadline", "_timeouts", "conn", "feed", "max_timeouts", "on_decision",
+                 "time_limit")
 
-    def __init__(self, conn: Connection, time_limit: float, max_timeouts: int = 3) -> None:
+    def __init__(self, conn: Connection, time_limit: float, max_timeouts: int = 3, *,
+                 on_decision: Callable[[float], None] | None = None) -> None:
         self.conn = conn
         self.time_limit = time_limit
         self.max_timeouts = max_timeouts
+        self.on_decision = on_decision
         self.feed = SeatFeed(time_limit)
         self._deadline = 0.0
         self._timeouts = 0
@@ -178,17 +185,25 @@ class LiveSeat:
                 if self._timeouts >= self.max_timeouts:
                     conn.given_up = True
                     conn.close(f"no answer to {self._timeouts} requests in a row")
-                return Failure(Fault.TIMEOUT, f"no answer within {self.time_limit:g} s")
+                return self._answered(
+                    Failure(Fault.TIMEOUT, f"no answer within {self.time_limit:g} s"))
             if got is Wake.LOST:
                 feed.abandon()
-                return Failure(Fault.DISCONNECT, conn.lost or "disconnected")
+                return self._answered(Failure(Fault.DISCONNECT, conn.lost or "disconnected"))
             assert isinstance(got, bytes)
             answer = feed.read(got)
             if answer is not None:
                 if isinstance(answer, Failure):
                     feed.abandon()
                 self._timeouts = 0
-                return answer
+                return self._answered(answer)
+
+    def _answered(self, answer: Answer) -> Answer:
+        """``answer``, once its time since :meth:`ask` went to ``on_decision``."""
+        if self.on_decision is not None:
+            asked = self._deadline - self.time_limit
+            self.on_decision(max(0.0, asyncio.get_running_loop().time() - asked))
+        return answer
 
     async def refuse(self, failure: Failure) -> None:
         if failure.fault is not Fault.DISCONNECT:

@@ -16,17 +16,17 @@ Two kinds, for two reasons:
   The worker hosts export the sandbox side (``tacocat.worker.metrics``).
 
 Every class takes a :class:`~prometheus_client.CollectorRegistry` (tests use a fresh one);
-:func:`server_metrics` is the process-wide instance on the default registry.
+:func:`server_metrics` is the process-wide instance on the default registry. Nothing is
+patched in: the referee is handed its :class:`ServerMetrics` and gives each live seat
+:meth:`ServerMetrics.observe_decision` as its ``on_decision`` hook.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
-from functools import wraps
 from typing import Any, Final
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -82,6 +82,7 @@ class ServerMetrics:
         self.decision_seconds = Histogram(
             "tacocat_decision_seconds", "Time from a decision request to the bot's answer.",
             ["transport"], buckets=DECISION_BUCKETS, registry=registry)
+        self._live_decisions = self.decision_seconds.labels(transport="live")
         self.live_games = Gauge("tacocat_live_games",
                                 "Live (gRPC referee) matches in progress.", registry=registry)
         self.scrape_errors = Counter("tacocat_metrics_scrape_errors",
@@ -93,6 +94,11 @@ class ServerMetrics:
         """Report ``referee.active_matches`` (a :class:`RefereeService`) as live games; held
         weakly, so a stopped server does not live on in the metrics."""
         self._referee = weakref.ref(referee)
+
+    def observe_decision(self, seconds: float) -> None:
+        """One live decision: ``seconds`` from the request to the answer or the failure (the
+        live seats' ``on_decision`` hook)."""
+        self._live_decisions.observe(seconds)
 
     def _live_games(self) -> float:
         referee = self._referee() if self._referee is not None else None
@@ -107,29 +113,7 @@ def server_metrics() -> ServerMetrics:
     global _SERVER  # one per process, like the default registry
     if _SERVER is None:
         _SERVER = ServerMetrics(REGISTRY)
-        _instrument_live_seats(_SERVER)
     return _SERVER
-
-
-def _instrument_live_seats(metrics: ServerMetrics) -> None:
-    """Time each live decision: from ``LiveSeat.ask`` (which starts the clock) to the answer
-    or the failure. Wraps the class's ``answer`` once."""
-    from ._seats import LiveSeat  # noqa: PLC0415
-
-    original = LiveSeat.answer
-    if getattr(original, "_tacocat_timed", False):
-        return
-    histogram = metrics.decision_seconds.labels(transport="live")
-
-    @wraps(original)
-    async def answer(self: LiveSeat) -> Any:
-        got = await original(self)
-        asked = self._deadline - self.time_limit
-        histogram.observe(max(0.0, asyncio.get_running_loop().time() - asked))
-        return got
-
-    answer._tacocat_timed = True  # type: ignore[attr-defined]
-    LiveSeat.answer = answer  # type: ignore[method-assign]
 
 
 class ArenaCollector(Collector):

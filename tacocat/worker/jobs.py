@@ -14,7 +14,10 @@ A match job (:func:`play_match`, the body is :func:`run_match`):
    also schedules what became due, enqueuing it here;
 6. add the job's time split (games, bot starts, recording) to the worker counters.
 
-The worker process calls :func:`configure` once; the forked work horses inherit it.
+The worker process calls :func:`configure` once; the forked work horses inherit it. With
+metrics on, its :class:`JobContext` carries the process's
+:class:`~tacocat.worker.metrics.WorkerMetrics`: the jobs time every sandboxed decision
+(the seats' ``on_decision``) and the standings refit (``record_match``'s ``on_refit``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from redis import Redis
 from rq import get_current_job
@@ -39,6 +42,9 @@ from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
 from .queue import MatchQueue, stats_key
 from .settings import WorkerSettings
+
+if TYPE_CHECKING:
+    from .metrics import WorkerMetrics
 
 log = logging.getLogger("tacocat.worker")
 
@@ -52,6 +58,8 @@ class JobContext:
     settings: WorkerSettings = field(default_factory=WorkerSettings)
     launcher: Launcher = field(default_factory=Launcher)
     worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    metrics: WorkerMetrics | None = None
+    """Where decision and refit times go (None: not measured)."""
 
 
 _context = JobContext()
@@ -129,6 +137,8 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     """
     ctx = ctx or _context
     settings = ctx.settings
+    metrics = ctx.metrics
+    timed = metrics.observe_decision if metrics is not None else None
     started = time.perf_counter()
     try:
         match = arena.get_match(match_id)
@@ -143,7 +153,8 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
         with MatchPlayer(ctx.launcher, bots[0], bots[1], ladder.ruleset,
                          time_limit=ladder.decision_seconds,
                          max_restarts=settings.max_restarts,
-                         startup_timeout=settings.startup_timeout) as player:
+                         startup_timeout=settings.startup_timeout,
+                         on_decision=timed) as player:
             played = player.play(match.games, lambda i: match.pair_seed(i // 2),
                                  match.a_seat)
     recording = time.perf_counter()
@@ -151,7 +162,8 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
                                       recording - started, a_seats=played.a_seats,
                                       worker=ctx.worker, keep_replays=settings.keep_replays)
     done = arena.record_match(match.id, result,
-                              enqueue=queue.enqueue_match if queue is not None else None)
+                              enqueue=queue.enqueue_match if queue is not None else None,
+                              on_refit=metrics.observe_refit if metrics is not None else None)
     ended = time.perf_counter()
     report = MatchReport(
         match.id, "recorded" if done.recorded else "duplicate",
@@ -241,9 +253,11 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         empty = Path(folder) / "house"
         empty.mkdir(mode=0o755)
         opponent = BotSpec(house, empty, house, trusted=True)
+        timed = ctx.metrics.observe_decision if ctx.metrics is not None else None
         with MatchPlayer(ctx.launcher, candidate, opponent, STANDARD,
                          time_limit=settings.smoke_decision_seconds, max_restarts=0,
-                         startup_timeout=settings.startup_timeout) as player:
+                         startup_timeout=settings.startup_timeout,
+                         on_decision=timed) as player:
             played = player.play(settings.smoke_games,
                                  lambda i: f"smoke/{version_id}/{i // 2}", lambda i: i % 2)
     _, house_side = played.sides

@@ -80,13 +80,13 @@ class _Side:
     """One side's bot process across the match, with its restart budget."""
 
     def __init__(self, bot: BotSpec, launcher: Launcher, time_limit: float,
-                 startup_timeout: float) -> None:
+                 startup_timeout: float, on_decision: Callable[[float], None] | None) -> None:
         self.bot = bot
         self.report = SideReport(bot.name)
         self.command: SandboxedCommand = launcher.command(bot)
         self.host = HostProcess(bot.name, startup_timeout=startup_timeout,
                                 **self.command.host_process_kwargs())
-        self.seat = ProcessSeat(self.host, time_limit)
+        self.seat = ProcessSeat(self.host, time_limit, on_decision=on_decision)
         self.start_failure: Failure | None = None
 
     @property
@@ -115,12 +115,17 @@ class _Side:
 
 class MatchPlayer:
     """Two bot processes and the games between them. A context manager: leaving it kills
-    both process groups (and the sandbox's cgroups), whatever happened."""
+    both process groups (and the sandbox's cgroups), whatever happened.
+
+    ``on_decision`` (e.g. :meth:`WorkerMetrics.observe_decision
+    <tacocat.worker.metrics.WorkerMetrics.observe_decision>`) gets the seconds from each
+    request to either bot to its answer, failures included (both seats' ``on_decision``)."""
 
     def __init__(self, launcher: Launcher, a: BotSpec, b: BotSpec, rules: Ruleset, *,
                  time_limit: float, max_restarts: int = DEFAULT_MAX_RESTARTS,
                  startup_timeout: float = 10.0,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 on_decision: Callable[[float], None] | None = None) -> None:
         if max_restarts < 0:
             raise ValueError(f"max_restarts must be >= 0, got {max_restarts}")
         self.rules = rules
@@ -130,7 +135,8 @@ class MatchPlayer:
         self._sides: list[_Side] = []
         try:
             for bot in (a, b):
-                self._sides.append(_Side(bot, launcher, time_limit, startup_timeout))
+                self._sides.append(_Side(bot, launcher, time_limit, startup_timeout,
+                                         on_decision))
         except BaseException:
             self.close()
             raise

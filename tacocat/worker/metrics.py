@@ -24,6 +24,11 @@ What is observed here is what only a process can see, as histograms:
 Counters that must equal the recorded results (games, matches, forfeits, submissions) and the
 queue and worker gauges come from Redis, on the server's ``/metrics``
 (``tacocat.server.metrics``): exact whatever happens to a worker.
+
+Nothing is patched in. :func:`setup` returns the process's :class:`WorkerMetrics`, which the
+worker puts in its :class:`~tacocat.worker.jobs.JobContext`; the jobs pass
+:meth:`WorkerMetrics.observe_decision` to the match's bot seats (``on_decision``) and
+:meth:`WorkerMetrics.observe_refit` to ``Arena.record_match`` (``on_refit``).
 """
 
 from __future__ import annotations
@@ -32,16 +37,11 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
-from functools import wraps
-from typing import Any, Final
+from typing import Final
 
 from prometheus_client import CollectorRegistry, Histogram, start_http_server, values
 from prometheus_client.multiprocess import MultiProcessCollector
-
-from tacocat.arena import standings
-from tacocat.sdk import ProcessSeat
 
 ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -69,12 +69,23 @@ class WorkerMetrics:
         self.decision_seconds = Histogram(
             "tacocat_decision_seconds", "Time from a decision request to the bot's answer.",
             ["transport"], buckets=DECISION_BUCKETS, registry=registry)
+        self._sandbox_decisions = self.decision_seconds.labels(transport="sandbox")
         self.rating_recompute = Histogram(
             "tacocat_rating_recompute_seconds", "Time to refit a ladder's standings after a "
             "recorded match.", buckets=RECOMPUTE_BUCKETS, registry=registry)
 
     def observe_match(self, match_id: str, seconds: float) -> None:
         self.match_duration.labels(ladder=match_id.split(".", 1)[0]).observe(seconds)
+
+    def observe_decision(self, seconds: float) -> None:
+        """One sandboxed decision: ``seconds`` from the request to the answer or the failure
+        (the ``on_decision`` hook of a match's :class:`~tacocat.sdk.ProcessSeat` s)."""
+        self._sandbox_decisions.observe(seconds)
+
+    def observe_refit(self, seconds: float) -> None:
+        """One standings refit after a recorded match (``Arena.record_match``'s
+        ``on_refit`` hook)."""
+        self.rating_recompute.observe(seconds)
 
 
 _METRICS: WorkerMetrics | None = None
@@ -87,9 +98,9 @@ def current() -> WorkerMetrics | None:
 
 def setup(index: int) -> WorkerMetrics | None:
     """In RQ worker process ``index``: when ``PROMETHEUS_MULTIPROC_DIR`` is set, switch
-    prometheus-client to per-slot multiprocess files, create the metrics and time the
-    sandboxed decisions and the standings refits. Returns None (and does nothing) without
-    the variable."""
+    prometheus-client to per-slot multiprocess files and create the metrics, which the
+    caller hands to the jobs (``JobContext.metrics``). Returns None (and does nothing)
+    without the variable."""
     global _METRICS  # one per process
     if not os.environ.get(ENV):
         return None
@@ -103,35 +114,7 @@ def setup(index: int) -> WorkerMetrics | None:
     values.ValueClass = values.MultiProcessValue(  # type: ignore[no-untyped-call]
         process_identifier=slot)
     _METRICS = WorkerMetrics(None)
-    instrument(_METRICS)
     return _METRICS
-
-
-def instrument(metrics: WorkerMetrics) -> None:
-    """Time each sandboxed decision (``ProcessSeat.ask`` starts its clock, ``answer`` ends
-    it, failures included) and each standings refit. Idempotent per process."""
-    original = ProcessSeat.answer
-    if not getattr(original, "_tacocat_timed", False):
-        decisions = metrics.decision_seconds.labels(transport="sandbox")
-
-        @wraps(original)
-        async def answer(self: ProcessSeat) -> Any:
-            got = await original(self)
-            decisions.observe(max(0.0, time.monotonic() - (self._deadline - self.time_limit)))
-            return got
-
-        answer._tacocat_timed = True  # type: ignore[attr-defined]
-        ProcessSeat.answer = answer  # type: ignore[method-assign]
-    refit = standings.update_standings
-    if not getattr(refit, "_tacocat_timed", False):
-
-        @wraps(refit)
-        def update_standings(*args: Any, **kwargs: Any) -> Any:
-            with metrics.rating_recompute.time():
-                return refit(*args, **kwargs)
-
-        update_standings._tacocat_timed = True  # type: ignore[attr-defined]
-        standings.update_standings = update_standings
 
 
 @contextlib.contextmanager

@@ -103,9 +103,9 @@ def make_worker(url: str, settings: WorkerSettings, index: int) -> ArenaWorker:
     if settings.pinning == "all":
         pin_to(cpu)
     name = worker_name(index)
-    setup_metrics(index)  # with PROMETHEUS_MULTIPROC_DIR (tacocat worker --metrics-port)
+    metrics = setup_metrics(index)  # with PROMETHEUS_MULTIPROC_DIR (--metrics-port)
     configure(JobContext(settings, Launcher(settings.sandbox_policy(), sandbox=settings.sandbox,
-                                            cpu=cpu), name))
+                                            cpu=cpu), name, metrics))
     redis = Redis.from_url(url)
     return ArenaWorker([settings.smoke_queue, settings.match_queue], connection=redis,
                        name=name, settings=settings)

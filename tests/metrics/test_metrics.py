@@ -138,7 +138,8 @@ def test_metrics_equal_the_recorded_results_even_after_a_worker_was_killed_mid_m
     assert value(server, "tacocat_match_duplicates_total") == stats.get("duplicates", 0)
 
     # The worker host: every match job that completed (the killed one did not) was timed by
-    # its worker, decisions by the horses, refits by the horses.
+    # its worker, decisions and refits by the horses (through the hooks the worker hands its
+    # jobs in their JobContext: nothing is patched).
     host = scrape(worker_url)
     completed = 3 + stats.get("duplicates", 0)
     assert value(host, "tacocat_match_duration_seconds_count", ladder="main") == completed
@@ -156,10 +157,14 @@ def test_server_metrics_read_back_from_a_fresh_registry() -> None:
 
     referee = Referee()
     metrics.track_live_games(referee)
-    metrics.decision_seconds.labels(transport="live").observe(0.02)
+    assert registry.get_sample_value("tacocat_decision_seconds_count",
+                                     {"transport": "live"}) == 0
+    metrics.observe_decision(0.02)  # the live seats' on_decision hook
     assert registry.get_sample_value("tacocat_live_games") == 3
     assert registry.get_sample_value("tacocat_decision_seconds_count",
                                      {"transport": "live"}) == 1
+    assert registry.get_sample_value("tacocat_decision_seconds_sum",
+                                     {"transport": "live"}) == 0.02
     del referee
     assert registry.get_sample_value("tacocat_live_games") == 0
 
