@@ -79,41 +79,39 @@ How the worker uses this module::
 Paths in ``python_argv`` after the interpreter are relative to the bot's directory: it is the
 working directory both inside the sandbox (``/bot``) and without one. As root, the bot's
 directory and files must be world-readable (the bot's uid is not the owner).
+
+Where each part lives (this module builds the command and decides whether to sandbox at all;
+its public names are all importable from here):
+
+- :mod:`~tacocat.worker._policy`: :class:`SandboxPolicy`, the limits;
+- :mod:`~tacocat.worker._mounts`: what the bot sees (binds, visible Python, environment);
+- :mod:`~tacocat.worker._preexec`: the fork-to-exec hook (cgroup, rlimits, parent death);
+- :mod:`~tacocat.worker._seccomp`: the seccomp filter;
+- :mod:`~tacocat.worker._confine`: the pids cgroups and the uid slots;
+- :mod:`~tacocat.worker._command`: :class:`SandboxedCommand`, its start and its clean-up.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import logging
 import os
 import platform
-import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Literal
 
-import tacocat
-
-from ._confine import (
-    _cgroup_base,
-    _cgroup_pids,
-    _kill_until_gone,
-    _make_cgroup,
-    _running,
-    _SlotLease,
-    _uid_pids,
-)
+from ._command import SandboxedCommand
+from ._confine import _cgroup_base, _make_cgroup, _SlotLease
+from ._mounts import BOT_DIR, SANDBOX_TMP, _check_argv, _clean_env, _mount_args, _pythonpath
+from ._policy import SandboxPolicy
+from ._preexec import _make_preexec
 from ._seccomp import ABIS as _ABIS
 from ._seccomp import SandboxUnavailableError, seccomp_program
 
@@ -136,10 +134,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BOT_DIR = "/bot"
-"""Where the bot's own directory appears inside the sandbox (read-only; the working dir)."""
-SANDBOX_TMP = "/tmp"
-"""The bot's private, size-capped, writable tmpfs; also its ``HOME`` and ``TMPDIR``."""
 SANDBOX_UID = 65534
 """The bot's uid (and gid) inside the user namespace when the worker is not root."""
 BWRAP_PROCESSES = 2
@@ -156,241 +150,7 @@ INSECURE_WARNING = (
 )
 
 
-
-# ---------------------------------------------------------------------------- policy
-
-
-@dataclass(frozen=True)
-class SandboxPolicy:
-    """Resource limits for one bot process (and everything it starts).
-
-    ``cpu_seconds`` is per process and cumulative over its life (a bot process lives for a
-    whole match), so it bounds a match's total compute, not a decision: the per-decision
-    wall-clock deadline is the referee's. ``address_space`` is ``RLIMIT_AS`` per process;
-    ``file_size`` is the largest file it may write; ``tmp_size`` caps its whole ``/tmp``
-    (which is memory). ``max_processes`` counts the bot's tasks (processes *and* threads,
-    itself included). The frame size cap is the referee's (``tacocat.sdk._protocol``).
-
-    ``process_bound`` picks how ``max_processes`` is enforced: ``"auto"``: a pids cgroup
-    where one can be made, plus (as root) ``RLIMIT_NPROC`` on the slot's dedicated uid;
-    ``"cgroup"``: the same, but fail where no cgroup can be made; ``"nproc"``: the uid's
-    ``RLIMIT_NPROC`` only (the fallback; root only). As root, bots run as the uids
-    ``uid_base`` to ``uid_base + uid_slots - 1``, one per concurrently running bot.
-    ``extra_ro_paths`` are more host directories to show read-only at the same path (e.g.
-    an unusual Python installation).
-    """
-
-    cpu_seconds: int = 600
-    address_space: int = 1 << 30
-    file_size: int = 8 << 20
-    open_files: int = 64
-    max_processes: int = 16
-    tmp_size: int = 32 << 20
-    process_bound: Literal["auto", "cgroup", "nproc"] = "auto"
-    uid_base: int = 1_600_000_000
-    uid_slots: int = 1024
-    extra_ro_paths: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("cpu_seconds", "address_space", "file_size", "open_files",
-                     "max_processes", "tmp_size", "uid_base", "uid_slots"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"SandboxPolicy.{name} must be positive")
-        if self.open_files < 16:
-            raise ValueError("SandboxPolicy.open_files must be at least 16 (Python needs some)")
-        if self.process_bound not in ("auto", "cgroup", "nproc"):
-            raise ValueError(f"SandboxPolicy.process_bound {self.process_bound!r}: "
-                             "choose 'auto', 'cgroup' or 'nproc'")
-        if self.uid_base + self.uid_slots >= 2**32 - 1:
-            raise ValueError("SandboxPolicy.uid_base + uid_slots must be below 2**32 - 1")
-
-
-# ---------------------------------------------------------------------------- preexec
-
-_PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
-_prctl = _libc.prctl
-_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                   ctypes.c_ulong]
-_prctl.restype = ctypes.c_int
-
-
-def _make_preexec(policy: SandboxPolicy, *, cgroup: Path | None, nproc: int | None,
-                  seccomp_fd: int | None) -> Callable[[], None]:
-    """What runs in the child between fork and exec (of bwrap, or of Python unsandboxed).
-
-    Order matters: join the cgroup first (everything after is counted), then rlimits, then
-    the parent-death signal last (a credential change would clear it) with a check that
-    the parent did not die before it was armed (the signal is tied to the forking *thread*:
-    start bots from a thread that lives as long as they should). The seccomp fd is reopened
-    so each start (the referee restarts crashed bots with the same command) reads the
-    program from its beginning through its own file offset.
-    """
-    procs = str(cgroup / "cgroup.procs") if cgroup is not None else None
-    limits = [
-        (resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 1)),
-        (resource.RLIMIT_AS, (policy.address_space, policy.address_space)),
-        (resource.RLIMIT_FSIZE, (policy.file_size, policy.file_size)),
-        (resource.RLIMIT_NOFILE, (policy.open_files, policy.open_files)),
-        (resource.RLIMIT_CORE, (0, 0)),
-    ]
-    if nproc is not None:
-        limits.append((resource.RLIMIT_NPROC, (nproc, nproc)))
-    proc_fd = f"/proc/self/fd/{seccomp_fd}" if seccomp_fd is not None else None
-
-    def preexec() -> None:
-        try:
-            setup()
-        except BaseException as exc:
-            # subprocess only reports "Exception occurred in preexec_fn": say which, on the
-            # child's stderr, before the exception ends the child.
-            os.write(2, f"tacocat sandbox: preexec failed: {exc!r}\n".encode())
-            raise
-
-    def setup() -> None:
-        parent = os.getppid()
-        if procs is not None:
-            fd = os.open(procs, os.O_WRONLY)
-            try:
-                os.write(fd, str(os.getpid()).encode())
-            finally:
-                os.close(fd)
-        # Descriptors before rlimits: in a parent with many open files the fresh descriptor
-        # (and the seccomp one) can lie above RLIMIT_NOFILE, which would refuse them.
-        if proc_fd is not None and seccomp_fd is not None:
-            fresh = os.open(proc_fd, os.O_RDONLY)
-            os.dup2(fresh, seccomp_fd)
-            os.close(fresh)
-        for which, values in limits:
-            resource.setrlimit(which, values)
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
-
-
 # ---------------------------------------------------------------------------- commands
-
-
-@dataclass
-class SandboxedCommand:
-    """Everything needed to start one bot process, and to clean up after it.
-
-    Pass :meth:`host_process_kwargs` to :class:`tacocat.sdk.HostProcess` (or ``argv``,
-    ``env``, ``cwd``, ``preexec_fn`` and ``pass_fds`` to :class:`subprocess.Popen`). It can
-    be started again after the previous process ended (the referee restarts crashed bots).
-    Call :meth:`close` when the bot is done (after the process was killed and reaped):
-    it kills anything still running, removes the cgroup and releases the uid slot.
-    """
-
-    argv: list[str]
-    env: dict[str, str]
-    cwd: str
-    preexec_fn: Callable[[], None]
-    pass_fds: tuple[int, ...]
-    sandboxed: bool
-    cgroup: Path | None = None
-    """The bot's pids cgroup (``pids.max``), if it has one."""
-    uid: int | None = None
-    """The bot's dedicated host uid (``RLIMIT_NPROC`` applies to it), if it has one."""
-    _lease: _SlotLease | None = field(default=None, repr=False)
-    _closed: bool = field(default=False, repr=False)
-
-    def popen_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`subprocess.Popen` (besides the pipes)."""
-        return {"args": self.argv, "env": self.env, "cwd": self.cwd,
-                "preexec_fn": self.preexec_fn, "pass_fds": self.pass_fds,
-                "start_new_session": True}
-
-    def host_process_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`tacocat.sdk.HostProcess` (besides the bot name)."""
-        return {"command": self.argv, "env": self.env, "cwd": self.cwd,
-                "preexec_fn": self.preexec_fn, "popen_kwargs": {"pass_fds": self.pass_fds}}
-
-    @property
-    def process_bound(self) -> str:
-        """How the process count is bounded: ``"cgroup+nproc"``, ``"cgroup"``, ``"nproc"``
-        or ``""`` (none: unsandboxed without a cgroup)."""
-        return "+".join(name for name, on in (("cgroup", self.cgroup), ("nproc", self.uid))
-                        if on is not None)
-
-    def _list(self) -> list[int]:
-        found: set[int] = set()
-        if self.cgroup is not None:
-            found.update(_cgroup_pids(self.cgroup))
-        if self.uid is not None:
-            found.update(_uid_pids(self.uid))
-        return sorted(found)
-
-    def pids(self) -> list[int]:
-        """Host pids of everything running that this command started (its cgroup's
-        members, its uid's processes; bwrap's own two root processes are in the cgroup)."""
-        return _running(self._list())
-
-    def kill(self, timeout: float = 5.0) -> None:
-        """SIGKILL everything this command started and wait until none of it runs.
-
-        With neither a cgroup nor a uid (unsandboxed without a writable cgroup) there is
-        nothing to find: the caller's process-group kill is all there is. With a uid only,
-        bwrap's two root processes are not found, but they exit as soon as the bot does.
-        """
-        left = _kill_until_gone(self._list, timeout)
-        if left:
-            log.error("sandbox: processes %s survived SIGKILL for %.1f s", left, timeout)
-
-    def close(self) -> None:
-        """Kill what is left, remove the cgroup, release the uid slot and the seccomp fd."""
-        if self._closed:
-            return
-        self._closed = True
-        self.kill()
-        if self.cgroup is not None:
-            for _ in range(100):
-                try:
-                    self.cgroup.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.01)  # a reaped task may take a moment to leave
-            else:
-                log.warning("sandbox: could not remove %s (left for the next sweep)",
-                            self.cgroup)
-        if self._lease is not None:
-            self._lease.release()
-        for fd in self.pass_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-    def __enter__(self) -> SandboxedCommand:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        # Forgotten without close(): whatever it started must not outlive it.
-        if not self._closed:
-            with contextlib.suppress(Exception):
-                self.close()
-
-
-def _clean_env(python: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The bot's whole environment: nothing of the worker's (no REDIS_URL, no tokens)."""
-    env = {
-        "PATH": f"{os.path.dirname(python)}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": SANDBOX_TMP,
-        "TMPDIR": SANDBOX_TMP,
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONNOUSERSITE": "1",
-    }
-    env.update(extra or {})
-    return env
-
-
 
 
 def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
@@ -494,88 +254,6 @@ _DROP_STUB = (
     "os.execv(sys.argv[2],sys.argv[2:])\n"
 )
 
-
-def _mount_args(policy: SandboxPolicy, bot: Path) -> list[str]:
-    """Read-only system and Python, private /tmp, the bot at /bot, /proc, minimal /dev."""
-    args = ["--perms", "1777", "--size", str(policy.tmp_size), "--tmpfs", SANDBOX_TMP,
-            "--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = f"/{name}"
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    for path in ("/etc/ld.so.cache", "/etc/localtime"):
-        args += ["--ro-bind-try", path, path]
-    made: set[str] = set()
-    for path in _visible_python_paths(policy):
-        # Parents bwrap would make are mode 0700 when it runs as root: make them 0755, so
-        # the bot's unprivileged uid can reach what is bound below them.
-        for parent in reversed(Path(path).parents[:-1]):
-            if str(parent) not in made:
-                made.add(str(parent))
-                args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", path, path]
-    args += ["--ro-bind", str(bot), BOT_DIR, "--proc", "/proc", "--dev", "/dev",
-             "--remount-ro", "/dev", "--remount-ro", "/"]
-    return args
-
-
-_SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-
-
-def _package_dir() -> str:
-    return os.path.dirname(os.path.realpath(tacocat.__file__))
-
-
-def _visible_python_paths(policy: SandboxPolicy) -> list[str]:
-    """Host directories shown read-only at the same path: the Python installation(s) (the
-    venv and its base), the ``tacocat`` package (an editable install lives in the checkout:
-    only the package directory is shown, never the checkout with its ``.git`` and configs),
-    and ``policy.extra_ro_paths``. Paths under ``/usr`` or nested in another are dropped.
-    A whole top-level directory (``/``, ``/opt``, ...) or a Git checkout is never shown."""
-    wanted = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
-                                            sys.base_exec_prefix)}
-    wanted.add(_package_dir())
-    wanted.update(os.path.realpath(p) for p in policy.extra_ro_paths)
-    kept: list[str] = []
-    for path in sorted(wanted, key=len):
-        if any(_under(path, root) for root in (*_SYSTEM_ROOTS, *kept)):
-            continue
-        if path.count("/") < 2 or os.path.exists(os.path.join(path, ".git")):
-            raise SandboxUnavailableError(
-                f"refusing to show {path!r} inside the sandbox (a top-level directory or a "
-                "checkout); install Python and tacocat-arena in a directory of their own")
-        if os.path.isdir(path):
-            kept.append(path)
-    return kept
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def _pythonpath() -> dict[str, str]:
-    """``PYTHONPATH`` for the package's parent when it is not importable from the
-    installation's own paths (a checkout on ``PYTHONPATH`` rather than an install)."""
-    parent = os.path.dirname(_package_dir())
-    for prefix in {sys.prefix, sys.base_prefix}:
-        if _under(parent, os.path.realpath(prefix)):
-            return {}
-    return {"PYTHONPATH": parent}
-
-
-def _check_argv(python_argv: Sequence[str], policy: SandboxPolicy | None = None) -> list[str]:
-    argv = [str(a) for a in python_argv]
-    if not argv or not os.path.isabs(argv[0]):
-        raise ValueError("python_argv must start with the absolute path of the interpreter")
-    if policy is not None:
-        real = os.path.realpath(argv[0])
-        roots = (*_SYSTEM_ROOTS, *_visible_python_paths(policy))
-        if not any(_under(p, r) for p in (argv[0], real) for r in roots):
-            raise ValueError(f"{argv[0]!r} is not visible inside the sandbox; add its "
-                             "installation to SandboxPolicy.extra_ro_paths")
-    return argv
 
 
 # ---------------------------------------------------------------------------- status

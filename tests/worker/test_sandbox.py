@@ -1,215 +1,33 @@
-"""The bot sandbox, tested with real bwrap, real subprocesses and small hostile scripts.
+"""The bot sandbox's isolation, tested with real bwrap, real subprocesses and hostile scripts.
 
-Each hostile script runs as ``python script.py`` inside exactly the command the worker
-uses for a bot (not through the game protocol: the game-level corpus goes through the
-worker). Most tests run in both process-bound modes: ``auto`` (a pids cgroup where the
-hierarchy is writable, as on the CI machine, plus RLIMIT_NPROC on the bot's uid as root) and
-``nproc`` (the fallback without a cgroup). A missing bwrap is a failure here, never a skip.
+What a hostile bot can see, reach, signal or change: its identity and privileges, the
+environment, the network, the filesystem, other processes and the kernel. Each hostile
+script runs as ``python script.py`` inside exactly the command the worker uses for a bot
+(not through the game protocol: the game-level corpus goes through the worker). Every test
+runs in both process-bound modes: ``auto`` (a pids cgroup where the hierarchy is writable,
+as on the CI machine, plus RLIMIT_NPROC on the bot's uid as root) and ``nproc`` (the
+fallback without a cgroup). A missing bwrap is a failure here, never a skip. Limits and
+lifetime are ``test_sandbox_limits.py``'s; status, policy and the worker's path through the
+sandbox are ``test_sandbox_setup.py``'s.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import signal
 import subprocess
 import sys
-import textwrap
-import time
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import tacocat
-from tacocat.sdk import HostProcess, play_hosted_match
-from tacocat.worker import sandbox
-from tacocat.worker.sandbox import (
-    BOT_DIR,
-    SandboxedCommand,
-    SandboxPolicy,
-    SandboxUnavailableError,
-    sandboxed_command,
-    unsandboxed_command,
-)
+from tacocat.worker.sandbox import BOT_DIR, SandboxPolicy
 
-pytestmark = pytest.mark.timeout(60)
+from .sandbox_helpers import REPO, Bots, run_script
 
-REPO = Path(tacocat.__file__).resolve().parent.parent
-POLICY = SandboxPolicy(cpu_seconds=20, address_space=512 << 20, file_size=1 << 20,
-                       max_processes=12, tmp_size=4 << 20)
-SECRET = "redis://:hunter2@10.0.0.1:6379/0"
-
-
-@pytest.fixture(params=["auto", "nproc"])
-def policy(request: pytest.FixtureRequest) -> SandboxPolicy:
-    return replace(POLICY, process_bound=request.param)
-
-
-@pytest.fixture(autouse=True)
-def _secrets_in_parent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The worker's environment holds secrets; none may reach a bot."""
-    monkeypatch.setenv("REDIS_URL", SECRET)
-    monkeypatch.setenv("TACOCAT_ADMIN_TOKEN", "tok-hunter2")
-
-
-@dataclass
-class Bots:
-    """A directory of bot directories, like the worker's: one per bot."""
-
-    root: Path
-
-    def make(self, name: str, files: dict[str, str]) -> Path:
-        path = self.root / name
-        path.mkdir(parents=True, exist_ok=True)
-        path.chmod(0o755)  # the bot's own unprivileged uid must read it
-        for file, text in files.items():
-            (path / file).write_text(textwrap.dedent(text))
-        return path
-
-
-@pytest.fixture
-def bots(tmp_path: Path) -> Bots:
-    root = tmp_path / "bots"
-    root.mkdir()
-    root.chmod(0o755)
-    return Bots(root)
-
-
-def processes_with(marker: str, *, bwrap: bool = True) -> list[int]:
-    """Host pids whose command line mentions ``marker`` (sandboxed ones included; bwrap's
-    own two processes too unless ``bwrap`` is false)."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(entry.path, "cmdline").read_bytes()
-            state = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if not bwrap and os.path.basename(cmdline.split(b"\0")[0]) == b"bwrap":
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def host_uid(pid: int) -> int:
-    """The real uid of ``pid`` as the host sees it."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
-
-
-def wait_until_gone(marker: str, timeout: float = 3.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while (left := processes_with(marker)) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return left
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-    seconds: float
-
-    def json(self) -> dict[str, Any]:
-        try:
-            data: dict[str, Any] = json.loads(self.out.strip().splitlines()[-1])
-        except (IndexError, ValueError):
-            raise AssertionError(f"no JSON from the script (exit {self.code}):\n"
-                                 f"{self.out}\n{self.err}") from None
-        return data
-
-
-def run_script(bots: Bots, policy: SandboxPolicy, script: str, *args: str,
-               timeout: float = 30) -> Run:
-    """Run ``script`` sandboxed to its end; assert nothing it started is left afterwards."""
-    marker = f"hostile_{uuid.uuid4().hex[:12]}.py"
-    bot_dir = bots.make("mallory", {marker: script})
-    cmd = sandboxed_command(policy, bot_dir, [sys.executable, marker, *args])
-    start = time.monotonic()
-    proc = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **cmd.popen_kwargs())
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        proc.kill()
-        proc.wait()
-        cmd.close()
-    assert not processes_with(marker), "processes left running after close()"
-    assert cmd.cgroup is None or not cmd.cgroup.exists()
-    return Run(proc.returncode, out.decode(), err.decode(), time.monotonic() - start)
-
-
-# ---------------------------------------------------------------------------- status
-
-
-def test_sandbox_is_available_here() -> None:
-    status = sandbox.sandbox_status()
-    assert status.available, status.describe()
-    assert status.process_bound in ("cgroup+nproc", "cgroup", "nproc")
-    assert sandbox.sandbox_available()
-    assert sandbox.use_sandbox() is True
-
-
-def test_without_bwrap_the_sandbox_says_so_and_is_refused(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "_bwrap_path", lambda: None)
-    sandbox.sandbox_status.cache_clear()
-    try:
-        status = sandbox.sandbox_status()
-        assert not status.available and not sandbox.sandbox_available()
-        assert "apt-get install bubblewrap" in status.describe()
-        with pytest.raises(SandboxUnavailableError, match="--insecure-no-sandbox"):
-            sandbox.use_sandbox()
-        with pytest.raises(SandboxUnavailableError, match="bubblewrap"):
-            sandboxed_command(POLICY, "/", [sys.executable])
-    finally:
-        sandbox.sandbox_status.cache_clear()
-
-
-def test_insecure_mode_is_explicit_and_loud(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING):
-        assert sandbox.use_sandbox(insecure_no_sandbox=True) is False
-    assert any(r.levelno == logging.CRITICAL and "INSECURE" in r.getMessage()
-               for r in caplog.records)
-
-
-def test_policy_and_arguments_are_checked(bots: Bots) -> None:
-    with pytest.raises(ValueError, match="max_processes"):
-        SandboxPolicy(max_processes=0)
-    with pytest.raises(ValueError, match="process_bound"):
-        SandboxPolicy(process_bound="none")  # type: ignore[arg-type]
-    bot_dir = bots.make("alice", {"bot.py": ""})
-    with pytest.raises(ValueError, match="not visible"):
-        sandboxed_command(POLICY, bot_dir, ["/opt/elsewhere/bin/python", "bot.py"])
-    with pytest.raises(ValueError, match="absolute"):
-        sandboxed_command(POLICY, bot_dir, ["python", "bot.py"])
-    for path in (str(REPO), "/opt"):  # a checkout (with .git) or a whole top-level directory
-        with pytest.raises(SandboxUnavailableError, match="refusing to show"):
-            sandboxed_command(replace(POLICY, extra_ro_paths=(path,)), bot_dir,
-                              [sys.executable, "bot.py"])
-
-
-def test_seccomp_program_is_well_formed() -> None:
-    program = sandbox.seccomp_program("x86_64")
-    assert program == sandbox.seccomp_program("aarch64")  # one program serves both ABIs
-    assert len(program) % 8 == 0 and len(program) // 8 < 4096
-    first = program[:8]
-    assert first[:2] == (0x20).to_bytes(2, "little")  # load the arch word first
-    assert int.from_bytes(first[4:], "little") == 4
-    with pytest.raises(SandboxUnavailableError):
-        sandbox.seccomp_program("riscv64")
-
-
-# ---------------------------------------------------------------------------- containment
+pytestmark = [pytest.mark.timeout(60),
+              pytest.mark.usefixtures("secrets_in_parent", "no_leftover_cgroups")]
 
 
 IDENTITY = """
@@ -376,6 +194,89 @@ def test_filesystem_is_read_only_and_private(bots: Bots, policy: SandboxPolicy,
     assert set(got["root_listing"]) <= {".pyenv"}
 
 
+VISIBLE = """
+    import json, os, sys
+    args = json.loads(sys.argv[1])
+    leaves = set(args["leaves"])
+    seen, unlistable, written = [], [], []
+    def walk(path):
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            unlistable.append(path)
+            return
+        for name in names:
+            child = os.path.join(path, name)
+            seen.append(child)
+            if child not in leaves and os.path.isdir(child) and not os.path.islink(child):
+                walk(child)
+    walk("/")
+    for path in args["write"]:
+        try:
+            with open(os.path.join(path, "planted"), "w") as f:
+                f.write("x")
+            written.append(path)
+        except OSError:
+            pass
+    print(json.dumps({"seen": seen, "unlistable": unlistable, "written": written,
+                      "exists": [p for p in args["hidden"] if os.path.lexists(p)]}))
+"""
+
+SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def shown_python_paths() -> set[str]:
+    """The host directories the sandbox must show for the interpreter and ``tacocat``, worked
+    out here from ``sys`` and the package (not asked of the sandbox module): the prefixes and
+    the package directory, minus those under the system or nested in another."""
+    wanted = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
+                                            sys.base_exec_prefix)}
+    wanted.add(os.path.dirname(os.path.realpath(tacocat.__file__)))
+    kept: set[str] = set()
+    for path in sorted(wanted, key=len):
+        if not any(path == root or path.startswith(root + "/") for root in (*SYSTEM_ROOTS,
+                                                                                *kept)):
+            kept.add(path)
+    return kept
+
+
+def test_nothing_of_the_host_is_visible_but_the_binds(bots: Bots, policy: SandboxPolicy,
+                                                       tmp_path: Path) -> None:
+    """Every path a bot can list is a bind, a directory made to hold one, or the sandbox's own
+    ``/bot``, ``/tmp``, ``/proc``, ``/dev``; all of it read-only but ``/tmp``. Where the
+    interpreter is a pyenv build under ``/root/.pyenv``, ``/root`` holds only the way down to
+    it (docs/SECURITY.md says so): the host's other files beside each directory on the way
+    (``/root``'s dotfiles, the checkout beside its ``tacocat`` package), a file the worker
+    writes in its temp dir, and the host's other top-level directories do not exist inside."""
+    planted = tmp_path / "outside" / "secret.txt"
+    planted.parent.mkdir()
+    planted.write_text("hunter2")
+    python = shown_python_paths()
+    system = {p for p in SYSTEM_ROOTS if os.path.islink(p) or os.path.isdir(p)}
+    made = {str(q) for p in python for q in Path(p).parents if str(q) != "/"}
+    expected = {BOT_DIR, "/dev", "/etc", "/proc", "/tmp", *system, *python, *made}
+    hidden = [str(planted), "/root/.ssh"]
+    for parent in sorted({"/", *made}):
+        try:
+            names = os.listdir(parent)
+        except OSError:  # not the worker's to read: nor the bot's
+            continue
+        hidden += [path for name in names if (path := os.path.join(parent, name)) not in expected]
+    leaves = sorted({BOT_DIR, "/dev", "/proc", *system, *python})
+    got = run_script(bots, policy, VISIBLE, json.dumps(
+        {"leaves": leaves, "write": sorted({"/", *made, *python}), "hidden": hidden})).json()
+    seen = set(got["seen"])
+    etc = {p for p in seen if p.startswith("/etc/")}
+    assert seen - etc == expected, f"extra: {sorted(seen - etc - expected)}, " \
+        f"missing: {sorted(expected - seen)}"
+    assert etc <= {"/etc/ld.so.cache", "/etc/localtime"}
+    assert set(got["unlistable"]) <= {"/etc"}  # as root bwrap makes /etc for root alone
+    assert got["exists"] == [], f"host files visible: {got['exists']}"
+    assert got["written"] == [], f"writable: {got['written']}"
+    in_root = sorted(p for p in seen if p == "/root" or p.startswith("/root/"))
+    assert in_root == sorted(p for p in expected if p == "/root" or p.startswith("/root/"))
+
+
 PROCESSES = """
     import ctypes, errno, json, os, signal, sys
     libc = ctypes.CDLL(None, use_errno=True)
@@ -440,202 +341,3 @@ def test_cannot_change_the_kernel(bots: Bots, policy: SandboxPolicy) -> None:
     namespace made by root) could set kernel.core_pattern and escape. Not here."""
     assert run_script(bots, policy, KERNEL).json() == {"opened": []}
 
-
-MEMORY = """
-    import json
-    try:
-        hog = bytearray(1 << 30)
-        print(json.dumps({"hog": "allocated"}))
-    except MemoryError:
-        print(json.dumps({"hog": "MemoryError"}))
-"""
-
-
-def test_memory_hog_hits_the_address_space_limit(bots: Bots, policy: SandboxPolicy) -> None:
-    assert run_script(bots, policy, MEMORY).json() == {"hog": "MemoryError"}
-
-
-SPIN = """
-    while True:
-        pass
-"""
-
-
-def test_cpu_spin_is_killed(bots: Bots) -> None:
-    run = run_script(bots, replace(POLICY, cpu_seconds=1), SPIN)
-    # bwrap exits 128 + the signal that ended the bot: SIGXCPU at the soft limit, SIGKILL
-    # at the hard one a second later.
-    assert run.code in (128 + signal.SIGXCPU, 128 + signal.SIGKILL), run.err
-    assert run.seconds < 10
-
-
-FORK_BOMB = """
-    import os, sys, time
-    made = 0
-    try:
-        while True:
-            if os.fork() == 0:  # a child that double-forks and sleeps
-                try:
-                    if os.fork() == 0:
-                        os.setsid()
-                        time.sleep(600)
-                except OSError:
-                    pass
-                time.sleep(600)
-                os._exit(0)
-            made += 1
-    except OSError as exc:
-        print(f"bounded after {made} forks: errno {exc.errno}", flush=True)
-    time.sleep(600)
-"""
-
-
-def start_bomb(bots: Bots, policy: SandboxPolicy) -> tuple[str, SandboxedCommand,
-                                                          subprocess.Popen[bytes], str]:
-    marker = f"bomb_{uuid.uuid4().hex[:12]}.py"
-    bot_dir = bots.make("bomber", {marker: FORK_BOMB})
-    cmd = sandboxed_command(policy, bot_dir, [sys.executable, marker])
-    proc = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **cmd.popen_kwargs())
-    assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
-    return marker, cmd, proc, line
-
-
-def test_fork_bomb_is_bounded_and_killed(bots: Bots, policy: SandboxPolicy) -> None:
-    marker, cmd, proc, line = start_bomb(bots, policy)
-    try:
-        assert line.startswith("bounded after"), (line, proc.stderr and proc.stderr.read())
-        assert "errno 11" in line  # EAGAIN from the pids cgroup or RLIMIT_NPROC
-        running = processes_with(marker, bwrap=False)
-        assert 1 < len(running) <= policy.max_processes
-        if cmd.cgroup is not None:
-            current = int((cmd.cgroup / "pids.current").read_text())
-            assert current <= policy.max_processes + sandbox.BWRAP_PROCESSES
-        assert set(cmd.pids()) >= set(running)
-        if os.geteuid() == 0:  # as root every bot process runs as the slot's own uid
-            assert cmd.uid is not None and cmd.uid > 0
-            assert {host_uid(pid) for pid in running} == {cmd.uid}
-        cmd.kill()
-        assert not processes_with(marker, bwrap=False)
-        # Without a cgroup bwrap's two root processes are not the uid's: they end by themselves
-        # once the bot is gone (and HostProcess.kill ends them in the worker anyway).
-        assert not wait_until_gone(marker)
-    finally:
-        proc.kill()
-        proc.wait()
-        cmd.close()
-    assert not processes_with(marker)
-
-
-def test_killing_bwrap_alone_ends_the_whole_namespace(bots: Bots) -> None:
-    """What HostProcess.kill does (SIGKILL to bwrap's process group) is already enough:
-    the namespace's init dies with bwrap, and the kernel kills everything in it."""
-    marker, cmd, proc, line = start_bomb(bots, POLICY)
-    try:
-        assert line.startswith("bounded after")
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert not wait_until_gone(marker)
-    finally:
-        proc.kill()
-        proc.wait()
-        cmd.close()
-
-
-LAUNCHER = """
-    import subprocess, sys, time
-    from tacocat.worker.sandbox import SandboxPolicy, sandboxed_command
-    cmd = sandboxed_command(SandboxPolicy(process_bound=sys.argv[3]), sys.argv[1],
-                            [sys.executable, sys.argv[2]])
-    proc = subprocess.Popen(stdout=subprocess.PIPE, **cmd.popen_kwargs())
-    print(proc.stdout.readline().decode().strip(), cmd.cgroup, flush=True)
-    time.sleep(600)
-"""
-
-
-@pytest.mark.parametrize("bound", ["auto", "nproc"])
-def test_bots_die_with_the_worker(bots: Bots, bound: str) -> None:
-    """SIGKILL the process that started a bot: the bot and all it forked die too."""
-    marker = f"orphan_{uuid.uuid4().hex[:12]}.py"
-    bot_dir = bots.make("orphan", {marker: FORK_BOMB})
-    launcher = bots.root / "launcher.py"
-    launcher.write_text(textwrap.dedent(LAUNCHER))
-    worker = subprocess.Popen([sys.executable, str(launcher), str(bot_dir), marker, bound],
-                              stdout=subprocess.PIPE)
-    assert worker.stdout is not None
-    line = worker.stdout.readline().decode()
-    assert line.startswith("bounded after"), line
-    assert processes_with(marker)
-    worker.kill()
-    worker.wait()
-    assert not wait_until_gone(marker)
-    cgroup = line.split()[-1]
-    if cgroup != "None":  # the dead worker's cgroup (a later sweep would remove it too)
-        deadline = time.monotonic() + 5
-        while Path(cgroup).exists():
-            try:
-                Path(cgroup).rmdir()
-            except OSError:  # busy until the dead bwrap's zombie is reaped by init
-                assert time.monotonic() < deadline, f"{cgroup} stays busy"
-                time.sleep(0.01)
-
-
-# ---------------------------------------------------------------------------- the real host
-
-
-BOT = """
-    from tacocat.engine.bots import {base}
-
-    class Sandboxed{base}({base}):
-        pass
-"""
-
-
-def test_host_process_plays_a_match_sandboxed(bots: Bots) -> None:
-    """The worker's path: HostProcess with the sandboxed command, real frames, restarts."""
-    commands = []
-    hosts = []
-    for name, base in (("ann", "RandomBot"), ("bob", "GreedyBot")):
-        bot_dir = bots.make(name, {"bot.py": BOT.format(base=base)})
-        cmd = sandboxed_command(POLICY, bot_dir, [sys.executable, "-m", "tacocat.sdk.host",
-                                                  "bot.py"])
-        commands.append(cmd)
-        hosts.append(HostProcess(name, **cmd.host_process_kwargs()))
-    try:
-        assert hosts[0].start() == "random"  # the Hello came through the sandbox
-        hosts[0].kill()
-        assert hosts[0].start() == "random"  # a restart reads the seccomp program afresh
-        assert hosts[0].starts == 2
-        assert hosts[1].start() == "greedy"
-        games = list(play_hosted_match(hosts[0], hosts[1], 2, seed="sandbox"))
-        assert len(games) == 2
-        for game in games:
-            assert game.record.result.fault is None, game.record.result
-    finally:
-        for host, cmd in zip(hosts, commands, strict=True):
-            host.close()
-            cmd.close()
-    assert all(not c.pids() for c in commands)
-
-
-def test_unsandboxed_command_keeps_rlimits_and_a_clean_environment(bots: Bots) -> None:
-    probe = textwrap.dedent(MEMORY) + "import os\nprint(sorted(os.environ))\n"
-    bot_dir = bots.make("house", {"probe.py": probe})
-    cmd = unsandboxed_command(POLICY, bot_dir, [sys.executable, "probe.py"])
-    with cmd:
-        done = subprocess.run(capture_output=True, timeout=30, check=False,
-                              **cmd.popen_kwargs())
-    assert cmd.sandboxed is False
-    out = done.stdout.decode()
-    assert '"MemoryError"' in out
-    assert "REDIS_URL" not in out and "TACOCAT_ADMIN_TOKEN" not in out
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _no_leftover_cgroups() -> Iterator[None]:
-    yield
-    base = sandbox._cgroup_base()[0]
-    if base is not None:
-        mine = [p.name for p in base.iterdir() if p.name.startswith(f"{os.getpid()}-")]
-        assert not mine, f"cgroups left behind: {mine}"

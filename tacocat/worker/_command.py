@@ -1,0 +1,131 @@
+"""One bot process's command and its clean-up: :class:`SandboxedCommand`.
+
+Part of the bot sandbox (:mod:`tacocat.worker.sandbox` has the threat model, and builds these
+with :func:`~tacocat.worker.sandbox.sandboxed_command` or
+:func:`~tacocat.worker.sandbox.unsandboxed_command`). The command outlives the processes it
+starts (the referee restarts crashed bots with it), so it, not the process, owns the cgroup,
+the uid slot and the seccomp descriptor, and :meth:`SandboxedCommand.close` is what guarantees
+that nothing the bot started is left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ._confine import _cgroup_pids, _kill_until_gone, _running, _SlotLease, _uid_pids
+
+# Under the public module's name, as before these classes moved here: log filters and alerts
+# that match "tacocat.worker.sandbox" keep seeing the sandbox's errors.
+log = logging.getLogger("tacocat.worker.sandbox")
+
+
+@dataclass
+class SandboxedCommand:
+    """Everything needed to start one bot process, and to clean up after it.
+
+    Pass :meth:`host_process_kwargs` to :class:`tacocat.sdk.HostProcess` (or ``argv``,
+    ``env``, ``cwd``, ``preexec_fn`` and ``pass_fds`` to :class:`subprocess.Popen`). It can
+    be started again after the previous process ended (the referee restarts crashed bots).
+    Call :meth:`close` when the bot is done (after the process was killed and reaped):
+    it kills anything still running, removes the cgroup and releases the uid slot.
+    """
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    preexec_fn: Callable[[], None]
+    pass_fds: tuple[int, ...]
+    sandboxed: bool
+    cgroup: Path | None = None
+    """The bot's pids cgroup (``pids.max``), if it has one."""
+    uid: int | None = None
+    """The bot's dedicated host uid (``RLIMIT_NPROC`` applies to it), if it has one."""
+    _lease: _SlotLease | None = field(default=None, repr=False)
+    _closed: bool = field(default=False, repr=False)
+
+    def popen_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`subprocess.Popen` (besides the pipes)."""
+        return {"args": self.argv, "env": self.env, "cwd": self.cwd,
+                "preexec_fn": self.preexec_fn, "pass_fds": self.pass_fds,
+                "start_new_session": True}
+
+    def host_process_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`tacocat.sdk.HostProcess` (besides the bot name)."""
+        return {"command": self.argv, "env": self.env, "cwd": self.cwd,
+                "preexec_fn": self.preexec_fn, "popen_kwargs": {"pass_fds": self.pass_fds}}
+
+    @property
+    def process_bound(self) -> str:
+        """How the process count is bounded: ``"cgroup+nproc"``, ``"cgroup"``, ``"nproc"``
+        or ``""`` (none: unsandboxed without a cgroup)."""
+        return "+".join(name for name, on in (("cgroup", self.cgroup), ("nproc", self.uid))
+                        if on is not None)
+
+    def _list(self) -> list[int]:
+        found: set[int] = set()
+        if self.cgroup is not None:
+            found.update(_cgroup_pids(self.cgroup))
+        if self.uid is not None:
+            found.update(_uid_pids(self.uid))
+        return sorted(found)
+
+    def pids(self) -> list[int]:
+        """Host pids of everything running that this command started (its cgroup's
+        members, its uid's processes; bwrap's own two root processes are in the cgroup)."""
+        return _running(self._list())
+
+    def kill(self, timeout: float = 5.0) -> None:
+        """SIGKILL everything this command started and wait until none of it runs.
+
+        With neither a cgroup nor a uid (unsandboxed without a writable cgroup) there is
+        nothing to find: the caller's process-group kill is all there is. With a uid only,
+        bwrap's two root processes are not found, but they exit as soon as the bot does.
+        """
+        left = _kill_until_gone(self._list, timeout)
+        if left:
+            log.error("sandbox: processes %s survived SIGKILL for %.1f s", left, timeout)
+
+    def close(self) -> None:
+        """Kill what is left, remove the cgroup, release the uid slot and the seccomp fd."""
+        if self._closed:
+            return
+        self._closed = True
+        self.kill()
+        if self.cgroup is not None:
+            for _ in range(100):
+                try:
+                    self.cgroup.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)  # a reaped task may take a moment to leave
+            else:
+                log.warning("sandbox: could not remove %s (left for the next sweep)",
+                            self.cgroup)
+        if self._lease is not None:
+            self._lease.release()
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __enter__(self) -> SandboxedCommand:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # Forgotten without close(): whatever it started must not outlive it.
+        if not self._closed:
+            with contextlib.suppress(Exception):
+                self.close()

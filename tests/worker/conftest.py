@@ -1,0 +1,48 @@
+"""Fixtures of the sandbox tests (``test_sandbox*.py``); the helpers are ``sandbox_helpers.py``.
+
+None is autouse: other worker tests do not get them. Each sandbox test module asks for
+``secrets_in_parent`` and ``no_leftover_cgroups`` for all its tests (``usefixtures``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tacocat.worker import sandbox
+from tacocat.worker.sandbox import SandboxPolicy
+
+from .sandbox_helpers import POLICY, SECRET, Bots
+
+
+@pytest.fixture(params=["auto", "nproc"])
+def policy(request: pytest.FixtureRequest) -> SandboxPolicy:
+    return replace(POLICY, process_bound=request.param)
+
+
+@pytest.fixture
+def secrets_in_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's environment holds secrets; none may reach a bot."""
+    monkeypatch.setenv("REDIS_URL", SECRET)
+    monkeypatch.setenv("TACOCAT_ADMIN_TOKEN", "tok-hunter2")
+
+
+@pytest.fixture
+def bots(tmp_path: Path) -> Bots:
+    root = tmp_path / "bots"
+    root.mkdir()
+    root.chmod(0o755)
+    return Bots(root)
+
+
+@pytest.fixture(scope="module")
+def no_leftover_cgroups() -> Iterator[None]:
+    yield
+    base = sandbox._cgroup_base()[0]
+    if base is not None:
+        mine = [p.name for p in base.iterdir() if p.name.startswith(f"{os.getpid()}-")]
+        assert not mine, f"cgroups left behind: {mine}"
