@@ -229,7 +229,7 @@ def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
         pass
     # Everything imported so far lives as long as the process: move it out of the cyclic
     # collector's sight, and collect less often, so a collection never stalls every live game
-    # for milliseconds (in `tacocat bench referee`, p99 24-26 ms became 19-23 ms).
+    # for milliseconds (in `tacocat bench referee`, p99 23-26 ms became 19-23 ms).
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
