@@ -52,6 +52,9 @@ def _mount_args(policy: SandboxPolicy, bot: Path) -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    # /etc readable (bwrap would make it 0700 as root): the loader's cache and the time zone
+    # are public, and without them every bot starts slower and runs on UTC.
+    args += ["--perms", "0755", "--dir", "/etc"]
     for path in ("/etc/ld.so.cache", "/etc/localtime"):
         args += ["--ro-bind-try", path, path]
     made: set[str] = set()
