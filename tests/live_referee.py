@@ -17,6 +17,7 @@ from typing import Any
 
 from tacocat.engine import GameRecord
 from tacocat.server import RefereeConfig, RefereeServer, TokenTable
+from tacocat.server.metrics import ServerMetrics
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYERS = {"alice": "tok-alice", "bob": "tok-bob", "carol": "tok-carol", "dave": "tok-dave"}
@@ -85,14 +86,14 @@ def client_report(proc: subprocess.Popen[str], timeout: float = 60.0) -> dict[st
 class ThreadReferee:
     """A :class:`RefereeServer` on its own event loop in a daemon thread."""
 
-    def __init__(self, **config: Any) -> None:
+    def __init__(self, metrics: ServerMetrics | None = None, **config: Any) -> None:
         config.setdefault("port", 0)
         self.config = RefereeConfig(**config)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.server = RefereeServer(self.config, authenticator=TokenTable(
-            {token: name for name, token in PLAYERS.items()}))
+            {token: name for name, token in PLAYERS.items()}), metrics=metrics)
         self.call(self.server.start())
         self.address = self.server.address
 

@@ -22,7 +22,7 @@ from ._errors import ConfigError, StartError
 from ._limits import GameLimiter
 from ._records import RecordLog, RecordSink
 from ._referee import RefereeService
-from .metrics import server_metrics
+from .metrics import ServerMetrics, server_metrics
 
 log = logging.getLogger("tacocat.server")
 
@@ -51,7 +51,9 @@ class RefereeServer:
     each of ``sinks``. ``authenticator`` maps the tokens of live players to their names;
     without one, only anonymous play against house bots is possible. ``limiter`` keeps the
     live-game rate limits (default: in this process's memory; with an arena,
-    :class:`~tacocat.server.ArenaLimiter` shares them through Redis).
+    :class:`~tacocat.server.ArenaLimiter` shares them through Redis). ``metrics`` receives
+    the live-game gauge and each live decision's time (default: the process-wide
+    :func:`~tacocat.server.metrics.server_metrics` on prometheus-client's default registry).
 
     Every transport limit is explicit (:meth:`RefereeConfig.grpc_options`), and the port
     speaks TLS when ``config.tls`` is set (docs/SECURITY.md).
@@ -61,14 +63,16 @@ class RefereeServer:
                  authenticator: Authenticator | None = None,
                  sinks: Sequence[RecordSink] = (),
                  services: Sequence[HostedService] = (),
-                 limiter: GameLimiter | None = None) -> None:
+                 limiter: GameLimiter | None = None,
+                 metrics: ServerMetrics | None = None) -> None:
         self.config = config or RefereeConfig()
         self.services = list(services)
         """Served next to the referee on the same port (``services=[ArenaService(...)]``)."""
         self.records = RecordLog(self.config.record_log_size)
+        metrics = metrics if metrics is not None else server_metrics()
         self.service = RefereeService(self.config, authenticator, [self.records, *sinks],
-                                      limiter)
-        server_metrics().track_live_games(self.service)  # live games, decision times
+                                      limiter, metrics=metrics)
+        metrics.track_live_games(self.service)
         self.port = 0
         """The port listened on (the real one when ``config.port`` is 0)."""
         self._server: grpc.aio.Server | None = None

@@ -157,6 +157,20 @@ def test_the_referee_server_observes_live_decisions_on_the_default_registry() ->
     assert after == before + decisions
 
 
+def test_a_referee_server_given_metrics_reports_there_only() -> None:
+    registry = CollectorRegistry()
+    referee = ThreadReferee(metrics=ServerMetrics(registry), time_limit=0.3)
+    try:
+        before = REGISTRY.get_sample_value("tacocat_decision_seconds_count", LIVE)
+        connect(GreedyBot(), referee.address, games=2, opponent="house:greedy")
+        decisions = live_decisions(referee.server.records.games())
+    finally:
+        referee.stop()
+    assert decisions > 20
+    assert registry.get_sample_value("tacocat_decision_seconds_count", LIVE) == decisions
+    assert REGISTRY.get_sample_value("tacocat_decision_seconds_count", LIVE) == before
+
+
 # -- sandbox: a match job's bot processes, and the refit -------------------------------------
 
 
