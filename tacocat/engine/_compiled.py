@@ -60,7 +60,7 @@ def select() -> str:
     """Make the imports below use the build only when it is current; say which form runs."""
     if not extension_files():
         return "pure Python (no compiled build; ./dev setup makes one)"
-    if os.environ.get(PURE_VARIABLE):
+    if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
         reason = f"{PURE_VARIABLE} is set"
     elif not build_is_current():
         reason = "the compiled build is older than the source; ./dev setup rebuilds it"

@@ -55,6 +55,11 @@ def test_compiled_and_pure_engines_play_identical_games() -> None:
     assert compiled[2] == pure[2]
 
 
+def test_pure_python_variable_set_to_0_keeps_the_build() -> None:
+    code = "import tacocat.engine as e; print(e.ENGINE_FORM)"
+    assert run_python(code, TACOCAT_PURE_PYTHON="0")[0] == "compiled (mypyc)"
+
+
 def test_a_build_older_than_its_source_is_never_used(tmp_path: Path) -> None:
     package = tmp_path / "tacocat"
     package.mkdir()
