@@ -10,8 +10,6 @@ import re
 import signal
 import time
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis as redis_py
@@ -55,14 +53,6 @@ def scrape(url: str) -> Samples:
 
 def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
-
-
-@pytest.fixture
-def trees(redis_url: str, tmp_path: Path) -> Iterator[Trees]:
-    started = Trees(redis_url, tmp_path)
-    yield started
-    leftovers = list(started.close())
-    assert not leftovers, f"processes outlived tacocat worker: {leftovers}"
 
 
 def test_metrics_equal_the_recorded_results_even_after_a_worker_was_killed_mid_match(

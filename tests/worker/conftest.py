@@ -1,7 +1,9 @@
-"""Fixtures of the sandbox tests (``test_sandbox*.py``); the helpers are ``sandbox_helpers.py``.
+"""Fixtures of the worker tests: ``trees`` (real ``tacocat worker`` process trees, also
+re-exported for tests/metrics) and those of the sandbox tests (``test_sandbox*.py``; their
+helpers are ``sandbox_helpers.py``).
 
-None is autouse: other worker tests do not get them. Each sandbox test module asks for
-``secrets_in_parent`` and ``no_leftover_cgroups`` for all its tests (``usefixtures``).
+None is autouse: each sandbox test module asks for ``secrets_in_parent`` and
+``no_leftover_cgroups`` for all its tests (``usefixtures``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,16 @@ from tacocat.worker import sandbox
 from tacocat.worker.sandbox import SandboxPolicy
 
 from .sandbox_helpers import POLICY, SECRET, Bots
+from .worker_helpers import Trees
+
+
+@pytest.fixture
+def trees(redis_url: str, tmp_path: Path) -> Iterator[Trees]:
+    """Starts ``tacocat worker`` trees on demand; fails if any process outlives them."""
+    started = Trees(redis_url, tmp_path)
+    yield started
+    leftovers = list(started.close())
+    assert not leftovers, f"processes outlived tacocat worker: {leftovers}"
 
 
 @pytest.fixture(params=["auto", "nproc"])

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis as redis_py
@@ -34,14 +32,6 @@ from .worker_helpers import (
 )
 
 pytestmark = pytest.mark.timeout(150)
-
-
-@pytest.fixture
-def trees(redis_url: str, tmp_path: Path) -> Iterator[Trees]:
-    started = Trees(redis_url, tmp_path)
-    yield started
-    leftovers = list(started.close())
-    assert not leftovers, f"processes outlived tacocat worker: {leftovers}"
 
 
 def _cmdline(pid: int) -> str:

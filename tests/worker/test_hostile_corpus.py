@@ -20,7 +20,6 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,14 +62,6 @@ CORPUS: dict[str, tuple[Fault, str]] = {
     "kill_others": (Fault.CRASH, "blocked: "),
 }
 SLOT_UIDS = range(SandboxPolicy.uid_base, SandboxPolicy.uid_base + SandboxPolicy.uid_slots)
-
-
-@pytest.fixture
-def trees(redis_url: str, tmp_path: Path) -> Iterator[Trees]:
-    started = Trees(redis_url, tmp_path)
-    yield started
-    leftovers = list(started.close())
-    assert not leftovers, f"processes outlived tacocat worker: {leftovers}"
 
 
 def _proc_uid(pid: str) -> int:

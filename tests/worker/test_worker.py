@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 import redis as redis_py
 
@@ -20,14 +17,6 @@ from .worker_helpers import (
 )
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def trees(redis_url: str, tmp_path: Path) -> Iterator[Trees]:
-    started = Trees(redis_url, tmp_path)
-    yield started
-    leftovers = list(started.close())
-    assert not leftovers, f"processes outlived tacocat worker: {leftovers}"
 
 
 def test_a_full_round_robin_is_recorded_exactly_once_with_consistent_standings(
