@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
-from tacocat.engine import Ruleset
+from tacocat.engine import Ruleset, ScheduledGame, duplicate_pairs
 
 from .errors import InvalidArgument
 from .results import MatchResult
@@ -201,8 +201,8 @@ class MatchStatus(str, Enum):
 class Match:
     """A batch of games between two versions of one ladder, in one round.
 
-    ``seed`` is the match seed; game pair ``k`` (games ``2k``, ``2k + 1``) is dealt from
-    ``f"{seed}/{k}"`` with A in seat 0 and then seat 1 (:func:`tacocat.engine.play_match`).
+    ``seed`` is the match seed; :meth:`schedule` deals its games from it in duplicate pairs
+    (:func:`tacocat.engine.duplicate_pairs`).
     ``seq`` is the match's position in the ladder's results log (1, 2, ...) once recorded.
     ``result`` is loaded without replays; fetch those with ``Arena.match_replays``.
     """
@@ -221,13 +221,10 @@ class Match:
     seq: int | None = None
     result: MatchResult | None = None
 
-    def pair_seed(self, pair: int) -> str:
-        """The seed of game pair ``pair`` (games ``2 * pair`` and ``2 * pair + 1``)."""
-        return f"{self.seed}/{pair}"
-
-    def a_seat(self, game: int) -> int:
-        """The seat version A takes in game ``game`` (0 for even games, 1 for odd)."""
-        return game % 2
+    def schedule(self) -> tuple[ScheduledGame, ...]:
+        """The match's games: duplicate pairs dealt from ``seed``
+        (:func:`tacocat.engine.duplicate_pairs`, the one schedule)."""
+        return duplicate_pairs(self.games, self.seed)
 
 
 def ladder_of_match(match_id: str) -> str:

@@ -7,17 +7,19 @@ import json
 import statistics
 import time
 
-from tacocat.engine import ENGINE_FORM, STANDARD, BotDriver, play_game
+from tacocat.engine import ENGINE_FORM, STANDARD, duplicate_pairs
 from tacocat.engine.bots import RandomBot
+from tacocat.referee import DEFAULT_BATCH, play_in_process
 
 from . import _bench_ladder, _bench_load, _bench_referee
 
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
 
-  engine   house:random vs house:random in this one process: games per second
-           (the median of --repeat runs, after one warm-up run), and which form of
-           the engine ran ("compiled (mypyc)" after ./dev setup, or "pure Python")
+  engine   house:random vs house:random in this one process, through the one match
+           loop (tacocat.referee, --batch games at once): games per second (the
+           median of --repeat runs, after one warm-up run), and which form of the
+           engine ran ("compiled (mypyc)" after ./dev setup, or "pure Python")
   referee  live decisions per second and turnaround through one gRPC referee process,
            with --clients live clients in separate processes on loopback
   ladder   a full round robin of 8 submitted bots through Redis, RQ workers and the
@@ -34,6 +36,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     e = kinds.add_parser("engine", help="games per second of the rules engine, one process")
     e.add_argument("--games", type=int, default=5000, help="games per run (default 5000)")
     e.add_argument("--repeat", type=int, default=3, help="timed runs; the median is reported")
+    e.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="K",
+                   help=f"games played at once (default {DEFAULT_BATCH})")
     e.set_defaults(run=bench_engine)
     _bench_referee.add_parser(kinds)
     _bench_ladder.add_parser(kinds)
@@ -41,13 +45,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def bench_engine(args: argparse.Namespace) -> int:
-    drivers = (BotDriver(RandomBot(1)), BotDriver(RandomBot(2)))
     names = ("house:random#1", "house:random#2")
 
     def one_run(games: int, tag: str) -> float:
         start = time.perf_counter()
-        for i in range(games):
-            play_game(drivers, names, f"bench-{tag}/{i}", STANDARD)
+        play_in_process(lambda: RandomBot(1), lambda: RandomBot(2),
+                        duplicate_pairs(games, f"bench-{tag}"), names=names, rules=STANDARD,
+                        batch=args.batch)
         return time.perf_counter() - start
 
     one_run(min(args.games, 1000), "warmup")
@@ -56,5 +60,5 @@ def bench_engine(args: argparse.Namespace) -> int:
     print(json.dumps({"games": args.games, "seconds": round(seconds, 4),
                       "games_per_second": round(args.games / seconds, 1),
                       "runs": [round(args.games / s, 1) for s in runs],
-                      "engine": ENGINE_FORM}))
+                      "batch": args.batch, "engine": ENGINE_FORM}))
     return 0

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacocat.arena import DEFAULT_PREFIX, EmbeddedServerError, RedisUnavailable
+from tacocat.referee import DEFAULT_BATCH, DEFAULT_MAX_STRIKES
 from tacocat.sdk.arena import DEFAULT_DATA_DIR
 
 if TYPE_CHECKING:
@@ -61,9 +62,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                    help="at shutdown, how long running matches may go on (default 10)")
     tuning = p.add_argument_group("tuning")
-    tuning.add_argument("--max-restarts", type=int, default=3, metavar="N",
-                        help="restarts of a failing bot within one match before it forfeits "
-                             "the rest of the match (default 3)")
+    tuning.add_argument("--max-strikes", type=int, default=DEFAULT_MAX_STRIKES, metavar="N",
+                        help="costly faults in a row (timeouts, dead processes) after which a "
+                             "bot gives up a match and forfeits the rest "
+                             f"(default {DEFAULT_MAX_STRIKES})")
+    tuning.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="K",
+                        help="games of a match played at once, in lockstep, one pipe round "
+                             f"trip per step for all of them (default {DEFAULT_BATCH})")
     tuning.add_argument("--lease", type=float, default=10.0, metavar="SECONDS",
                         help="a running match's lease: how soon a dead worker's match is "
                              "re-run (default 10)")
@@ -95,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         sandboxed = use_sandbox(insecure_no_sandbox=args.insecure_no_sandbox, logger=log)
         settings = WorkerSettings(
             prefix=args.prefix, sandbox=sandboxed, pinning=args.pin,
-            max_restarts=args.max_restarts, lease=args.lease,
+            max_strikes=args.max_strikes, batch=args.batch, lease=args.lease,
             smoke_decision_seconds=args.smoke_decision_seconds,
             bot_memory_mb=args.bot_memory_mb, bot_cpu_seconds=args.bot_cpu_seconds,
         )

@@ -2,8 +2,9 @@
 
 A passive state machine (:class:`GameState`) that says who must decide what and applies
 validated actions; per-seat :class:`Observation` objects that never leak hidden cards; the
-replay record (:class:`GameRecord`); the :class:`Bot` interface and the house bots; and
-:class:`Table`, the one refereeing loop every driver shares.
+replay record (:class:`GameRecord`); the :class:`Bot` interface and the house bots;
+:class:`Table`, what a referee adds to one game; and :func:`duplicate_pairs`, the one
+schedule of a match. The match loop itself is :mod:`tacocat.referee`'s.
 
 Exceptions (all derive from :class:`EngineError`)::
 
@@ -18,7 +19,7 @@ from . import _compiled
 ENGINE_FORM = _compiled.select()  # first: it decides which _state the imports below get
 """How the rules run in this process: ``"compiled (mypyc)"`` or ``"pure Python (why)"``."""
 
-from ._bot import Bot, BotDriver
+from ._bot import Bot, BotDriver, bot_factory, describe_exception
 from ._cards import (
     AttackKind,
     attack_kind,
@@ -34,7 +35,7 @@ from ._errors import EngineError, IllegalActionError, RecordError, RulesetError
 from ._record import FORMAT, GameRecord, read_jsonl, write_jsonl
 from ._ruleset import BOTH, STANDARD, TRACK_LENGTH, Arrow, Ruleset, TieRule
 from ._state import GameState
-from ._table import MatchGame, Table, play_game, play_match
+from ._table import MatchGame, ScheduledGame, Table, duplicate_pairs
 from ._types import (
     HIGH_GOAL,
     LOW_GOAL,
@@ -53,8 +54,8 @@ __all__ = [
     "TRACK_LENGTH",
     "Arrow", "AttackKind", "Bot", "BotDriver", "Decision", "EngineError", "Fault", "GameRecord",
     "GameState", "IllegalActionError", "MatchGame", "Observation", "Outcome", "Reason",
-    "RecordError", "Round", "Ruleset", "RulesetError", "Table", "TieRule", "Trick",
-    "attack_kind", "best_defence", "house_bot", "is_full_defence", "legal_attacks",
-    "legal_defences", "lowest_response", "play_game", "play_match", "read_jsonl",
-    "sacrifice_is_lowest", "sub_multisets", "write_jsonl",
+    "RecordError", "Round", "Ruleset", "RulesetError", "ScheduledGame", "Table", "TieRule",
+    "Trick", "attack_kind", "best_defence", "bot_factory", "describe_exception",
+    "duplicate_pairs", "house_bot", "is_full_defence", "legal_attacks", "legal_defences",
+    "lowest_response", "read_jsonl", "sacrifice_is_lowest", "sub_multisets", "write_jsonl",
 ]

@@ -7,7 +7,9 @@ objects and hands them to a :class:`BotDriver`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+import traceback
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from ._cards import best_defence, legal_attacks, lowest_response
@@ -103,3 +105,27 @@ class BotDriver:
         while self._rounds_seen < len(rounds):
             self.bot.on_round_end(rounds[self._rounds_seen])
             self._rounds_seen += 1
+
+
+BotFactory = Callable[[], Bot]
+"""Makes the bot of one game: every game gets its own, so games can be played at once."""
+
+
+def bot_factory(bot: Bot | BotFactory) -> BotFactory:
+    """A factory of fresh bots for each game.
+
+    A :class:`Bot` subclass or any callable is used as it is; a bot object is copied
+    (``copy.deepcopy``) for every game, so each game starts from the state it had when it
+    was handed over, whatever the games before did to it.
+    """
+    if isinstance(bot, Bot):
+        prototype = bot
+        return lambda: copy.deepcopy(prototype)
+    return bot
+
+
+def describe_exception(exc: BaseException) -> str:
+    """A bot's exception in one line, with where it was raised: for forfeit details."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"

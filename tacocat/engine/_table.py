@@ -1,22 +1,21 @@
-"""Refereeing one game: the one match loop that every driver shares.
+"""Refereeing one game, and the order a match's games are dealt in.
 
 A :class:`Table` wraps a :class:`GameState` with what a referee adds to the rules: it asks
 the right seats, turns an illegal answer or a fault (timeout, crash, disconnect, garbage)
-into a recorded forfeit, and produces the replay record. It does no I/O; the local runner
-below, the sandboxed-process worker and the gRPC referee drive it, each in a few lines.
+into a recorded forfeit, and produces the replay record. It does no I/O: the one match
+loop (:mod:`tacocat.referee`) drives it for local play, the workers and the live referee.
+
+:func:`duplicate_pairs` is the one schedule of a match's games.
 """
 
 from __future__ import annotations
 
-import contextlib
-import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ._bot import Bot, BotDriver
 from ._errors import IllegalActionError
 from ._record import GameRecord
-from ._ruleset import STANDARD, Ruleset
+from ._ruleset import Ruleset
 from ._state import GameState
 from ._types import Fault, Observation, Round
 
@@ -67,38 +66,6 @@ class Table:
         return GameRecord.of(self.state, self.players)
 
 
-def play_game(bots: Sequence[BotDriver], players: Sequence[str], seed: str,
-              rules: Ruleset = STANDARD) -> GameRecord:
-    """Play one game in this process; a bot that raises forfeits with ``crash``."""
-    table = Table(rules, seed, players)
-    for seat in (0, 1):
-        bots[seat].start(seat, rules, players[1 - seat])
-    state = table.state
-    # Bound methods in locals: this loop runs once per decision, ~75 times a game.
-    observe, apply = state.observation, state.apply
-    decide = (bots[0].decide, bots[1].decide)
-    while state.outcome is None:
-        for seat in state.to_act:
-            try:
-                action = decide[seat](observe(seat))
-            except Exception as exc:
-                table.fault(seat, Fault.CRASH, _describe(exc))
-                break
-            try:
-                apply(seat, action)
-            except IllegalActionError as exc:
-                table.refuse(seat, exc)
-            if state.outcome is not None:
-                break
-    record = table.record()
-    public = table.public_rounds()  # no decks: a bot learns what it would over the wire
-    for seat in (0, 1):
-        # A hook failing after the game changes nothing about it.
-        with contextlib.suppress(Exception):
-            bots[seat].finish(record.result, public)
-    return record
-
-
 @dataclass(frozen=True, slots=True)
 class MatchGame:
     """One game of a match, from bot A's point of view."""
@@ -114,23 +81,30 @@ class MatchGame:
         return 0.5 if winner is None else float(winner == self.a_seat)
 
 
-def play_match(bot_a: Bot, bot_b: Bot, games: int, seed: str | int,
-               rules: Ruleset = STANDARD, names: Sequence[str] = ("A", "B")) -> Iterator[MatchGame]:
-    """Play ``games`` games in duplicate pairs: each pair shares its shuffles, seats swapped.
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    """One game of a match before it is played: its place, its deal and who sits where."""
 
-    Game ``2k`` puts A in seat 0 and game ``2k + 1`` puts A in seat 1, both with the seed
-    ``"{seed}/{k}"``, so luck of the deal cancels out within a pair.
+    index: int
+    """The game's number in the match, from 0."""
+    seed: str
+    """The deal: both games of a duplicate pair share it."""
+    a_seat: int
+    """The seat bot A takes (B takes the other)."""
+
+    def players(self, a: str, b: str) -> tuple[str, str]:
+        """The two names in seat order."""
+        return (a, b) if self.a_seat == 0 else (b, a)
+
+
+def duplicate_pairs(games: int, seed: str | int) -> tuple[ScheduledGame, ...]:
+    """The match schedule: ``games`` games in duplicate pairs.
+
+    Game ``2k`` puts A in seat 0 and game ``2k + 1`` puts A in seat 1, both dealt from
+    ``"{seed}/{k}"``, so the luck of the deal cancels out within a pair. Local play, the
+    workers, the live referee and the arena's matches all use this one schedule.
     """
-    drivers = (BotDriver(bot_a), BotDriver(bot_b))
-    for index in range(games):
-        pair_seed = f"{seed}/{index // 2}"
-        a_seat = index % 2
-        seated = (drivers[0], drivers[1]) if a_seat == 0 else (drivers[1], drivers[0])
-        players = (names[0], names[1]) if a_seat == 0 else (names[1], names[0])
-        yield MatchGame(index, play_game(seated, players, pair_seed, rules), a_seat)
-
-
-def _describe(exc: BaseException) -> str:
-    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-    where = f" at {frame[0].filename.rsplit('/', 1)[-1]}:{frame[0].lineno}" if frame else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    if games < 0:
+        raise ValueError(f"a match has 0 or more games, not {games}")
+    return tuple(ScheduledGame(index, f"{seed}/{index // 2}", index % 2)
+                 for index in range(games))

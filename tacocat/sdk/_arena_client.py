@@ -34,6 +34,14 @@ from typing import Any, Final, TypeVar
 import grpc
 
 from tacocat.engine import GameRecord, RecordError, Ruleset
+from tacocat.protocol import DEFAULT_ADDRESS, ruleset_to_pb
+from tacocat.protocol.arena import (
+    MAX_ARENA_REQUEST,
+    MAX_ARENA_RESPONSE,
+    MAX_SUBMISSION_BYTES,
+)
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
+from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
 
 from ._arena_types import (
     BotInfo,
@@ -51,24 +59,8 @@ from ._arena_types import (
     TokenInfo,
     UserInfo,
 )
-from ._codec import ruleset_to_pb
 from ._errors import SdkError
-from ._protocol import DEFAULT_ADDRESS
 from ._tls import Tls, TlsOption, connect_hint, resolve_tls
-from .proto.v1 import arena_pb2 as apb
-from .proto.v1 import arena_pb2_grpc as apb_grpc
-
-ARENA_SERVICE: Final = apb.DESCRIPTOR.services_by_name["Arena"].full_name
-"""``tacocat.v1.Arena``, as gRPC, health checking and reflection name it."""
-MAX_SUBMISSION_BYTES: Final = 1024 * 1024
-"""The default upload limit of an arena (a server may set its own: ``ServerInfo``)."""
-MAX_ARENA_REQUEST: Final = MAX_SUBMISSION_BYTES + 64 * 1024
-"""The largest request message an arena server accepts: an upload at the limit plus room
-for the rest of the request, so an upload just over the limit gets the arena's own readable
-refusal rather than gRPC's RESOURCE_EXHAUSTED."""
-MAX_ARENA_RESPONSE: Final = 64 * 1024 * 1024
-"""The largest response the client takes (a leaderboard with a big crosstable)."""
-REPLAY_CHUNK_BYTES: Final = 256 * 1024
 
 DEFAULT_DATA_DIR: Final = Path(".tacocat") / "data"
 """Where ``tacocat serve`` and ``tacocat up`` keep the embedded Redis and the admin token."""

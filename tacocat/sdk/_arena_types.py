@@ -15,9 +15,8 @@ from enum import Enum
 from typing import Literal
 
 from tacocat.engine import Fault, Reason, Ruleset
-
-from ._codec import FAULT_FROM_PB, REASON_FROM_PB, ruleset_from_pb
-from .proto.v1 import arena_pb2 as apb
+from tacocat.protocol import FAULT_FROM_PB, REASON_FROM_PB, ruleset_from_pb
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
 
 Side = Literal["a", "b"]
 

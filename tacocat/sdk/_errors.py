@@ -2,15 +2,16 @@
 
     SdkError
      ├── BotLoadError      a bot file or spec cannot be turned into a Bot
-     ├── ProtocolError     a peer broke the game protocol (bad frame, unexpected message)
+     ├── ProtocolError     a peer broke the game protocol (bad frame, unexpected message);
+     │                     also a tacocat.protocol.ProtocolError
      ├── RefereeError      the referee refused the match; carries the protocol's error code
      ├── ConnectionLostError    the live connection to the referee failed or ended early
-     └── HostError         a bot host process could not be started
+     └── ArenaApiError     the arena server refused a call (see tacocat.sdk.arena)
 """
 
 from __future__ import annotations
 
-import traceback
+from tacocat import protocol
 
 
 class SdkError(Exception):
@@ -21,7 +22,7 @@ class BotLoadError(SdkError, ValueError):
     """A bot spec (``house:NAME`` or ``path/to/bot.py[:Class]``) cannot be loaded."""
 
 
-class ProtocolError(SdkError):
+class ProtocolError(SdkError, protocol.ProtocolError):
     """A peer sent something the game protocol does not allow."""
 
 
@@ -42,14 +43,3 @@ class ConnectionLostError(SdkError):
     def __init__(self, message: str, status: str | None = None) -> None:
         self.status = status
         super().__init__(message if status is None else f"{message} (gRPC {status})")
-
-
-class HostError(SdkError):
-    """A bot host process could not be started or did not announce itself in time."""
-
-
-def describe(exc: BaseException) -> str:
-    """A bot's exception in one line, with where it was raised: for forfeit details."""
-    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
-    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"

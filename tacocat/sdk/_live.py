@@ -11,12 +11,18 @@ import grpc.aio
 from google.protobuf.message import DecodeError
 
 from tacocat.engine import Bot
+from tacocat.protocol import (
+    DEFAULT_ADDRESS,
+    MAX_CLIENT_MESSAGE,
+    MAX_SERVER_MESSAGE,
+    PLAY_METHOD,
+    PROTOCOL_VERSION,
+)
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ConnectionLostError, ProtocolError, SdkError
-from ._protocol import DEFAULT_ADDRESS, MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE, PLAY_METHOD
 from ._session import BotSession, GameResult
 from ._tls import TlsOption, connect_hint, resolve_tls
-from .proto.v1 import game_pb2 as pb
 
 LIVE: Final = "live"
 """``opponent=LIVE`` (or ``None``) waits for another live client instead of a house bot."""
@@ -80,6 +86,7 @@ async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | N
     play.games = games
     play.opponent = "" if opponent is None or opponent == LIVE else opponent
     play.seed = seed or ""
+    play.protocol = PROTOCOL_VERSION
     metadata = (("authorization", f"Bearer {token}"),) if token else ()
     all_options: list[tuple[str, int | str]] = [*CHANNEL_OPTIONS, *options]
     settings = resolve_tls(tls)
@@ -90,7 +97,7 @@ async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | N
     channel = (grpc.aio.secure_channel(address, credentials, options=all_options)
                if credentials is not None else
                grpc.aio.insecure_channel(address, options=all_options))
-    session = BotSession(bot)
+    session = BotSession(bot)  # a copy of ``bot`` for each game
     async with channel:
         # Raw bytes both ways: a message that does not parse is this side's protocol error
         # to report, not an opaque failure inside gRPC.

@@ -1,31 +1,48 @@
-"""Local play: a bot against a house bot (or any bot) in this process, no referee needed."""
+"""Local play: a bot against a house bot (or any bot) in this process, no server needed."""
 
 from __future__ import annotations
 
-from tacocat.engine import STANDARD, Bot, Round, Ruleset, play_match
+from collections.abc import Callable
 
-from ._loader import load_bot
+from tacocat.engine import STANDARD, Bot, Round, Ruleset, duplicate_pairs
+from tacocat.referee import play_in_process
+
+from ._loader import load_bot_class
 from ._session import GameResult
 
 
-def play_local(bot: Bot, opponent: str | Bot = "house:greedy", games: int = 2,
+def play_local(bot: Bot | Callable[[], Bot],
+               opponent: str | Bot | Callable[[], Bot] = "house:greedy", games: int = 2,
                seed: str | int = "local", *, rules: Ruleset = STANDARD,
-               name: str | None = None) -> list[GameResult]:
+               name: str | None = None, batch: int = 1,
+               time_limit: float | None = None) -> list[GameResult]:
     """Play ``games`` games against ``opponent`` and return them from ``bot``'s seat.
 
-    ``opponent`` is ``house:NAME``, ``path/to/bot.py[:Class]`` or a :class:`Bot`. Games come
-    in duplicate pairs (game ``2k`` puts ``bot`` in seat 0, game ``2k + 1`` in seat 1, both
-    with the seed ``"{seed}/{k}"``), exactly as the live referee plays a house match with the
-    same seed, so the same bots give the same games here and there. Each result carries its
-    replay record; ``name`` is this bot's name in it (default ``bot.name``).
+    ``opponent`` is ``house:NAME``, ``path/to/bot.py[:Class]``, a :class:`Bot` or a bot
+    class. Every game gets its own bot object: a copy of the one passed (or a new instance
+    of the class), so a bot keeps per-game memory in its attributes. Games come in duplicate
+    pairs (game ``2k`` puts ``bot`` in seat 0, game ``2k + 1`` in seat 1, both with the seed
+    ``"{seed}/{k}"``), exactly as the live referee plays a house match with the same seed,
+    so the same bots give the same games here and there; ``batch`` games are played at once
+    (the same games, whatever the batch). ``time_limit`` forfeits a decision that took
+    longer, as the arena would. Each result carries its replay record; ``name`` is this
+    bot's name in it (default the bot's ``name``).
     """
-    other = load_bot(opponent) if isinstance(opponent, str) else opponent
-    names = (name or bot.name, opponent if isinstance(opponent, str) else other.name)
+    other = load_bot_class(opponent) if isinstance(opponent, str) else opponent
+    names = (name or _name_of(bot), opponent if isinstance(opponent, str) else _name_of(other))
+    played = play_in_process(bot, other, duplicate_pairs(games, seed), names=names, rules=rules,
+                             batch=batch, time_limit=time_limit)
     results = []
-    for game in play_match(bot, other, games, seed, rules, names):
+    for game in played.games:
         record = game.record
         public = tuple(Round(r.space, None, r.replace, r.duels, r.tricks, r.showdown, r.winner)
                        for r in record.rounds)
         results.append(GameResult(game.index, game.a_seat, names[1], record.result, public,
                                   record))
     return results
+
+
+def _name_of(bot: Bot | Callable[[], Bot]) -> str:
+    """A bot's ``name`` (a class attribute, so a bot class has it too)."""
+    name = getattr(bot, "name", None)
+    return name if isinstance(name, str) else "bot"

@@ -1,22 +1,34 @@
 """The bot's half of the protocol, for any transport: server messages in, replies out.
 
 :class:`BotSession` turns each ``ServerMessage`` into calls on a :class:`BotDriver` (so the
-bot sees engine types only) and says what to send back. The live client and the sandbox host
-are I/O around it.
+bot sees engine types only) and says what to send back. A match may play several games at
+once (protocol 2), so the session keeps one bot object per game, made fresh for each game
+(:func:`~tacocat.engine.bot_factory`). The live client and the sandbox host are I/O around
+it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from tacocat.engine import Bot, BotDriver, GameRecord, Outcome, Round, Ruleset
+from tacocat import protocol
+from tacocat.engine import (
+    Bot,
+    BotDriver,
+    GameRecord,
+    Outcome,
+    Round,
+    bot_factory,
+    describe_exception,
+)
+from tacocat.protocol import ObservationDecoder
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 
-from . import _codec
-from ._errors import ProtocolError, RefereeError, describe
-from .proto.v1 import game_pb2 as pb
+from ._errors import ProtocolError, RefereeError
 
 log = logging.getLogger("tacocat.sdk")
 
@@ -64,34 +76,59 @@ class GameResult:
         return self.outcome.offender == self.seat
 
 
-class BotSession:
-    """Plays one match for ``bot``: feed it every ``ServerMessage``, send what it returns."""
+class _Game:
+    """One game in flight, bot side."""
 
-    def __init__(self, bot: Bot) -> None:
-        self.driver = BotDriver(bot)
+    __slots__ = ("broken", "decoder", "driver", "game", "opponent", "time_limit")
+
+    def __init__(self, game: int, driver: BotDriver | None, decoder: ObservationDecoder,
+                 opponent: str, time_limit: float) -> None:
+        self.game = game
+        self.driver = driver
+        self.broken = ""
+        """Why this game has no bot (its construction raised)."""
+        self.decoder = decoder
+        self.opponent = opponent
+        self.time_limit = time_limit
+
+
+class BotSession:
+    """Plays one match for a bot: feed it every ``ServerMessage``, send what it returns.
+
+    ``bot`` is a bot to copy for each game, or a factory of fresh ones.
+    """
+
+    def __init__(self, bot: Bot | Callable[[], Bot]) -> None:
+        self.factory = bot_factory(bot)
         self.results: list[GameResult] = []
         self.finished = False
         """Set by the match's end."""
         self.errors: list[tuple[str, str]] = []
         """Non-fatal errors the referee reported: (code, message)."""
         self.end_detail = ""
-        self._ruleset: Ruleset | None = None
-        self._game = 0
-        self._seat = 0
-        self._opponent = ""
-        self._time_limit = 0.0
-        self._history: tuple[Round, ...] = ()
+        self._games: dict[int, _Game] = {}
 
-    def handle(self, msg: pb.ServerMessage) -> pb.ClientMessage | None:
-        """React to one message; the reply to send, if any.
+    def handle(self, msg: pb.ServerMessage,
+               reply: Callable[[], pb.ClientMessage] = pb.ClientMessage) -> pb.ClientMessage | None:
+        """React to one message; the reply to send, if any, made by ``reply()`` (a frame's
+        ``messages.add`` builds it in place).
 
         Raises :class:`RefereeError` for a fatal error and :class:`ProtocolError` for a
         message that makes no sense here. A bot that raises does not: the reply then
         reports the failure, and the referee forfeits that game.
         """
+        try:
+            return self._handle(msg, reply)
+        except protocol.ProtocolError as exc:
+            if isinstance(exc, ProtocolError):
+                raise
+            raise ProtocolError(str(exc)) from exc
+
+    def _handle(self, msg: pb.ServerMessage,
+                reply: Callable[[], pb.ClientMessage]) -> pb.ClientMessage | None:
         kind = msg.WhichOneof("kind")
         if kind == "request":
-            return self._decide(msg.request)
+            return self._decide(msg.request, reply())
         if kind == "game_start":
             self._start(msg.game_start)
         elif kind == "result":
@@ -100,7 +137,7 @@ class BotSession:
             self.finished = True
             self.end_detail = msg.match_end.detail
         elif kind == "error":
-            code, text = _codec.error_code_name(msg.error.code), msg.error.message
+            code, text = protocol.error_code_name(msg.error.code), msg.error.message
             if msg.error.fatal:
                 raise RefereeError(code, text)
             self.errors.append((code, text))
@@ -110,55 +147,75 @@ class BotSession:
         return None
 
     def _start(self, start: pb.GameStart) -> None:
-        self._ruleset = _codec.ruleset_from_pb(start.ruleset)
-        self._game, self._seat, self._opponent = start.game, start.seat, start.opponent
+        ruleset = protocol.ruleset_from_pb(start.ruleset)
         if start.seat not in (0, 1):
             raise ProtocolError(f"game start for seat {start.seat}")
-        self._time_limit = start.time_limit_ms / 1000
-        self._history = ()
+        if start.game in self._games:
+            raise ProtocolError(f"game {start.game} started twice")
+        game = _Game(start.game, None, ObservationDecoder(start.seat, ruleset),
+                     start.opponent, start.time_limit_ms / 1000)
+        self._games[start.game] = game
         try:
-            self.driver.start(start.seat, self._ruleset, start.opponent)
+            game.driver = BotDriver(self.factory())
+        except Exception as exc:  # the game's first decision reports it
+            log.exception("making the bot for game %d raised", start.game)
+            game.broken = f"making the bot raised {describe_exception(exc)}"
+            return
+        try:
+            game.driver.start(start.seat, ruleset, start.opponent)
         except Exception:
             # A hook's failure costs nothing by itself; a broken bot shows when it decides.
             log.exception("on_game_start raised")
 
-    def _decide(self, request: pb.DecisionRequest) -> pb.ClientMessage:
-        if self._ruleset is None:
-            raise ProtocolError("a decision request before any game start")
-        if request.new_rounds:
-            self._history += tuple(_codec.round_from_pb(r) for r in request.new_rounds)
-        obs = _codec.observation_from_pb(request, self._seat, self._ruleset, self._history)
-        reply = pb.ClientMessage()
-        token = _deadline.set(time.monotonic() + request.time_left_ms / 1000
+    def _game(self, game: int, what: str) -> _Game:
+        try:
+            return self._games[game]
+        except KeyError:
+            raise ProtocolError(f"{what} for game {game}, which has not started") from None
+
+    def _decide(self, request: pb.DecisionRequest, reply: pb.ClientMessage) -> pb.ClientMessage:
+        game = self._game(request.game, f"decision request {request.request_id}")
+        obs = game.decoder.decode(request)
+        started = time.monotonic()
+        token = _deadline.set(started + request.time_left_ms / 1000
                               if request.time_left_ms else None)
         try:
-            cards = self.driver.decide(obs)
+            if game.driver is None:
+                raise RuntimeError(game.broken)
+            cards = game.driver.decide(obs)
         except Exception as exc:  # any bot failure is reported, never fatal to the session
             log.exception("the bot raised in %s", obs.decision)
             reply.failure.request_id = request.request_id
-            reply.failure.message = describe(exc)
+            reply.failure.message = game.broken or describe_exception(exc)
+            reply.failure.think_us = _micros(started)
             return reply
         finally:
             _deadline.reset(token)
         action = reply.action
         action.request_id = request.request_id
+        action.think_us = _micros(started)
         try:
             action.cards.extend(cards)
         except (TypeError, ValueError) as exc:  # not ranks at all: still the bot's failure
             reply.Clear()
             reply.failure.request_id = request.request_id
             reply.failure.message = f"the bot answered {cards!r}, not card ranks: {exc}"
+            reply.failure.think_us = _micros(started)
         return reply
 
     def _finish(self, result: pb.GameResult) -> None:
-        if self._ruleset is None:
-            raise ProtocolError("a game result before any game start")
-        if result.new_rounds:
-            self._history += tuple(_codec.round_from_pb(r) for r in result.new_rounds)
-        outcome = _codec.outcome_from_pb(result.outcome)
+        game = self._game(result.game, "a game result")
+        del self._games[result.game]
+        history = game.decoder.add_rounds(result.new_rounds)
+        outcome = protocol.outcome_from_pb(result.outcome)
         try:
-            self.driver.finish(outcome, self._history)
+            if game.driver is not None:
+                game.driver.finish(outcome, history)
         except Exception:
             log.exception("on_round_end/on_game_end raised")
-        self.results.append(GameResult(result.game, self._seat, self._opponent, outcome,
-                                       self._history))
+        self.results.append(GameResult(result.game, game.decoder.seat, game.opponent, outcome,
+                                       history))
+
+
+def _micros(since: float) -> int:
+    return max(0, round((time.monotonic() - since) * 1_000_000))

@@ -17,11 +17,11 @@ Exceptions::
           └── ServerUnavailableError  unreachable, timed out, shutting down, Redis down
 """
 
+from tacocat.protocol.arena import ARENA_SERVICE, MAX_SUBMISSION_BYTES
+
 from ._arena_client import (
     ADMIN_TOKEN_FILE,
-    ARENA_SERVICE,
     DEFAULT_DATA_DIR,
-    MAX_SUBMISSION_BYTES,
     SERVER_ENV,
     TOKEN_ENV,
     TOKEN_FILE_ENV,

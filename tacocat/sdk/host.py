@@ -1,8 +1,10 @@
 """Run one bot over stdin/stdout: ``python -m tacocat.sdk.host path/to/bot.py[:Class]``.
 
-This is what the arena's workers start inside the sandbox. It reads ``ServerMessage`` frames
-on stdin and answers with ``ClientMessage`` frames on stdout (4-byte big-endian length, then
-the message), starting with a ``Hello`` once the bot is loaded. Anything the bot prints goes
+This is what the arena's workers start inside the sandbox. It reads ``ServerFrame`` frames on
+stdin (4-byte big-endian length, then the message: every message waiting for this bot, for
+all the games in flight) and answers each with one ``ClientFrame`` on stdout holding the
+answers to its requests, after a ``Hello`` once the bot is loaded. Every game gets its own
+bot object, made by the bot's class. Anything the bot prints goes
 to stderr: file descriptor 1 is pointed at stderr before the bot is imported, and the frames
 go out on a private duplicate of the original stdout. Exit status: 0 at the end of the match
 (``MatchEnd`` or end of input), 2 for bad usage, 3 when the bot cannot be loaded, 4 when the
@@ -18,12 +20,12 @@ from typing import BinaryIO
 from google.protobuf.message import DecodeError
 
 import tacocat
+from tacocat.protocol import MAX_SERVER_MESSAGE, PROTOCOL_VERSION, frame, read_frame
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import BotLoadError, ProtocolError, RefereeError
-from ._loader import load_bot
-from ._protocol import MAX_SERVER_MESSAGE, frame, read_frame
+from ._loader import load_bot_class, make_bot
 from ._session import BotSession
-from .proto.v1 import game_pb2 as pb
 
 USAGE = "usage: python -m tacocat.sdk.host path/to/bot.py[:ClassName] | house:NAME"
 
@@ -35,23 +37,27 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args and args[0] in ("-h", "--help") else 2
     frames_in, frames_out = _claim_stdio()
     try:
-        bot = load_bot(args[0])
+        factory = load_bot_class(args[0])
+        bot = make_bot(factory)  # fails here, with its reason, if the class cannot be made
     except BotLoadError as exc:
         print(f"tacocat.sdk.host: {exc}", file=sys.stderr)
         return 3
     hello = pb.ClientMessage()
     hello.hello.bot_name = bot.name
     hello.hello.sdk_version = tacocat.__version__
-    _send(frames_out, hello)
-    session = BotSession(bot)
+    hello.hello.protocol = PROTOCOL_VERSION
+    _send(frames_out, hello.SerializeToString())
+    session = BotSession(factory)
     try:
         while not session.finished:
             data = read_frame(frames_in, MAX_SERVER_MESSAGE)
             if data is None:
                 break
-            reply = session.handle(pb.ServerMessage.FromString(data))
-            if reply is not None:
-                _send(frames_out, reply)
+            replies = pb.ClientFrame()
+            for msg in pb.ServerFrame.FromString(data).messages:
+                session.handle(msg, replies.messages.add)
+            if replies.messages:
+                _send(frames_out, replies.SerializeToString())
     except (ProtocolError, RefereeError, DecodeError, ValueError) as exc:
         print(f"tacocat.sdk.host: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 4
@@ -73,10 +79,10 @@ def _claim_stdio() -> tuple[BinaryIO, int]:
     return frames_in, frames_out
 
 
-def _send(fd: int, msg: pb.ClientMessage) -> None:
-    data = memoryview(frame(msg.SerializeToString()))
-    while data:
-        data = data[os.write(fd, data):]
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(frame(data))
+    while view:
+        view = view[os.write(fd, view):]
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Arena domain types -> the arena API's protobuf messages (``proto/tacocat/v1/arena.proto``).
 
 The one place that knows both vocabularies on the server side; the SDK decodes the other way
-(:mod:`tacocat.sdk._arena_types`).
+(the SDK's arena types).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from tacocat.arena import (
     User,
     VersionStatus,
 )
-from tacocat.sdk._codec import FAULT_TO_PB, REASON_TO_PB, ruleset_to_pb
-from tacocat.sdk.proto.v1 import arena_pb2 as apb
+from tacocat.protocol import FAULT_TO_PB, REASON_TO_PB, ruleset_to_pb
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
 
 VERSION_STATUS: Final = {
     VersionStatus.PENDING: apb.VERSION_STATUS_PENDING,

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
 from tacocat.arena import Arena
-from tacocat.sdk.proto.v1 import arena_pb2 as apb
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
 
 log = logging.getLogger("tacocat.server.arena")
 

@@ -40,11 +40,10 @@ from tacocat.arena import (
 )
 from tacocat.arena.models import check_name
 from tacocat.engine import EngineError
-from tacocat.sdk import SdkError
-from tacocat.sdk._arena_client import ARENA_SERVICE, MAX_ARENA_RESPONSE, REPLAY_CHUNK_BYTES
-from tacocat.sdk._codec import ruleset_from_pb
-from tacocat.sdk.proto.v1 import arena_pb2 as apb
-from tacocat.sdk.proto.v1 import arena_pb2_grpc as apb_grpc
+from tacocat.protocol import ProtocolError, ruleset_from_pb
+from tacocat.protocol.arena import ARENA_SERVICE, MAX_ARENA_RESPONSE, REPLAY_CHUNK_BYTES
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
+from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
 
 from ._arena_convert import (
     MATCH_STATUS_FROM_PB,
@@ -175,7 +174,7 @@ class ArenaService(apb_grpc.ArenaServicer):
             if isinstance(exc, RateLimited) and math.isfinite(exc.retry_after):
                 trailers = ((RETRY_AFTER, str(max(1, math.ceil(exc.retry_after)))),)
             await context.abort(code, _details(exc), trailing_metadata=trailers)
-        if isinstance(exc, EngineError | SdkError):  # a ruleset the engine refuses
+        if isinstance(exc, EngineError | ProtocolError):  # a ruleset the engine refuses
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, _details(exc))
         if isinstance(exc, asyncio.CancelledError | grpc.aio.AbortError):
             raise exc
@@ -288,7 +287,7 @@ class ArenaService(apb_grpc.ArenaServicer):
         if request.HasField("ruleset"):
             try:
                 settings["ruleset"] = ruleset_from_pb(request.ruleset)
-            except SdkError as exc:  # the engine's reason, without the game protocol's words
+            except ProtocolError as exc:  # the engine's reason, without the game protocol's words
                 cause = exc.__cause__
                 why = (f"unknown enum value {cause}: arrows are ARROW_SEAT_0, ARROW_SEAT_1 or "
                        "ARROW_BOTH, the tie rule TIE_RULE_NO_MOVE or TIE_RULE_ARROW"

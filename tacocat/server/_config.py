@@ -6,7 +6,12 @@ from dataclasses import dataclass, fields
 
 from tacocat.arena.ratelimit import RateLimit
 from tacocat.engine import STANDARD, Ruleset
-from tacocat.sdk import DEFAULT_PORT, DEFAULT_TIME_LIMIT, MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE
+from tacocat.protocol import (
+    DEFAULT_PORT,
+    DEFAULT_TIME_LIMIT,
+    MAX_CLIENT_MESSAGE,
+    MAX_SERVER_MESSAGE,
+)
 
 from ._errors import ConfigError
 from ._tls import ServerTls

@@ -1,11 +1,11 @@
 """``Referee.Play``: who plays whom, and the matches themselves.
 
 Each stream is one client playing one match, against a house bot or against another live
-client from the queue. Every match runs in a task of its own around the SDK's shared loop
-(:func:`tacocat.sdk.referee_game` over the engine's ``Table``), so one client's timeout,
-illegal action, garbage or disconnect forfeits that client's game and nothing else. The
-handler only authenticates, reads the PlayRequest, and waits until the match is done with
-its stream.
+client from the queue. Every match runs in a task of its own around the one match loop
+(:func:`tacocat.referee.referee_match`, one game at a time, its fault policy with three
+timeouts in a row ending the match), so one client's timeout, illegal action, garbage or
+disconnect forfeits that client's game and nothing else. The handler only authenticates,
+reads the PlayRequest, and waits until the match is done with its stream.
 """
 
 from __future__ import annotations
@@ -26,17 +26,17 @@ import grpc.aio
 from google.protobuf.message import DecodeError
 
 from tacocat.arena.ratelimit import describe_wait
-from tacocat.engine import HOUSE_BOTS, Table, house_bot
-from tacocat.sdk import (
-    MAX_CLIENT_MESSAGE,
-    PLAY_METHOD,
-    REFEREE_SERVICE,
-    LocalSeat,
-    Seat,
-    referee_game,
+from tacocat.engine import HOUSE_BOTS, MatchGame, duplicate_pairs
+from tacocat.protocol import MAX_CLIENT_MESSAGE, PLAY_METHOD, PROTOCOL_VERSION, REFEREE_SERVICE
+from tacocat.protocol.proto.v1 import game_pb2 as pb
+from tacocat.referee import (
+    FaultPolicy,
+    InProcessSeat,
+    clean_text,
+    error_message,
+    match_end,
+    referee_match,
 )
-from tacocat.sdk._feed import clean_text, error_message, match_end
-from tacocat.sdk.proto.v1 import game_pb2 as pb
 
 from ._auth import Authenticator, token_from_metadata
 from ._config import RefereeConfig
@@ -182,6 +182,11 @@ class RefereeService:
             raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
                            "the first message must be a PlayRequest")
         request = first.play
+        if request.protocol != PROTOCOL_VERSION:
+            raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
+                                f"this referee speaks game protocol {PROTOCOL_VERSION} and the "
+                                f"client {request.protocol or 1}: upgrade the client "
+                                "(pip install -U tacocat-arena)")
         games = request.games or 1
         if games > self.config.max_games:
             raise _RefusedError(pb.ERROR_CODE_INVALID_REQUEST,
@@ -276,7 +281,7 @@ class RefereeService:
         games = request.games or 1
         if request.opponent:
             seed = request.seed or secrets.token_hex(8)
-            house = LocalSeat(house_bot(request.opponent.removeprefix(HOUSE_PREFIX)))
+            house = InProcessSeat(HOUSE_BOTS[request.opponent.removeprefix(HOUSE_PREFIX)])
             self._start(conn, house, (conn.player, request.opponent), games, seed)
             return
         waiting = self._waiting.pop(games, None)
@@ -308,7 +313,7 @@ class RefereeService:
                 if finish:  # it hung up while waiting: its handler may return now
                     conn.finish()
 
-    def _start(self, a: Connection, b: Connection | LocalSeat, names: tuple[str, str],
+    def _start(self, a: Connection, b: Connection | InProcessSeat, names: tuple[str, str],
                games: int, seed: str) -> None:
         match_id = f"m{next(self._ids)}-{secrets.token_hex(4)}"
         task = asyncio.create_task(self._run_match(match_id, a, b, names, games, seed),
@@ -318,41 +323,27 @@ class RefereeService:
 
     # ---------------------------------------------------------------- matches
 
-    async def _run_match(self, match_id: str, a: Connection, b: Connection | LocalSeat,
+    async def _run_match(self, match_id: str, a: Connection, b: Connection | InProcessSeat,
                          names: tuple[str, str], games: int, seed: str) -> None:
-        """``games`` games in duplicate pairs (as ``play_match`` and ``play_local`` play)."""
-        limit, strikes = self.config.time_limit, self.config.max_timeouts
-        timed = self.metrics.observe_decision
-        conns = [a] if isinstance(b, LocalSeat) else [a, b]
-        sides: tuple[Seat, Seat] = (
-            LiveSeat(a, limit, strikes, on_decision=timed),
-            b if isinstance(b, LocalSeat) else LiveSeat(b, limit, strikes, on_decision=timed))
-        played, detail = 0, ""
-        cancelled = False
+        """``games`` games in duplicate pairs, one at a time (as ``play_local`` plays)."""
+        limit, timed = self.config.time_limit, self.metrics.observe_decision
+        b_live = isinstance(b, Connection)
+        conns = [a, b] if isinstance(b, Connection) else [a]
+        seats = (LiveSeat(a, limit, on_decision=timed),
+                 LiveSeat(b, limit, on_decision=timed) if isinstance(b, Connection) else b)
+        policy = FaultPolicy(max_strikes=self.config.max_timeouts, end_match_on_give_up=True)
+
+        async def emit(game: MatchGame) -> None:
+            live = (True, b_live) if game.a_seat == 0 else (b_live, True)
+            await self._emit(FinishedGame(match_id, game.index, games, live, game.record))
+
+        played, detail, cancelled = 0, "", False
         try:
-            for index in range(games):
-                a_seat = index % 2
-                seats = (sides[0], sides[1]) if a_seat == 0 else (sides[1], sides[0])
-                players = names if a_seat == 0 else (names[1], names[0])
-                table = Table(self.config.rules, f"{seed}/{index // 2}", players)
-                try:
-                    await referee_game(table, seats, game=index, games=games)
-                except asyncio.CancelledError:
-                    table.state.abort("the referee shut down")
-                    cancelled = True
-                finally:
-                    if table.is_over:
-                        played += 1
-                        live = (isinstance(seats[0], LiveSeat), isinstance(seats[1], LiveSeat))
-                        await self._emit(FinishedGame(match_id, index, games, live,
-                                                      table.record()))
-                if cancelled:
-                    detail = "the referee is shutting down"
-                    break
-                gone = [c for c in conns if c.lost is not None]
-                if gone:
-                    detail = f"{gone[0].player} left: {gone[0].lost}"
-                    break
+            match = await referee_match(seats, duplicate_pairs(games, seed), names=names,
+                                        rules=self.config.rules, policy=policy, on_game=emit)
+            played, detail = len(match.games), match.ended
+        except asyncio.CancelledError:
+            cancelled, detail = True, "the referee is shutting down"
         except Exception:
             log.exception("match %s failed", match_id)
             detail = "the referee failed this match"

@@ -1,4 +1,5 @@
-"""A live client's seat at the referee's tables (house bots sit as the SDK's ``LocalSeat``).
+"""A live client's seat in the shared match loop (house bots sit as the referee's
+``InProcessSeat``).
 
 A :class:`Connection` is one client's ``Play`` stream: a reader task files every message it
 receives in an inbox, and the game takes them out with a deadline. Reading never stops while
@@ -19,7 +20,8 @@ import grpc
 import grpc.aio
 
 from tacocat.engine import Fault, Observation, Outcome, Round, Ruleset
-from tacocat.sdk import Answer, Failure, SeatFeed
+from tacocat.protocol.proto.v1 import game_pb2 as pb
+from tacocat.referee import Answer, Failure, SeatFeed
 
 log = logging.getLogger("tacocat.server")
 
@@ -143,72 +145,109 @@ def _expire(waiter: asyncio.Future[bool]) -> None:
 
 
 class LiveSeat:
-    """A live client in one match, with ``time_limit`` seconds per decision.
+    """A live client in one match (a :class:`~tacocat.referee.Seat`), with ``time_limit``
+    seconds per decision, one game at a time.
 
-    ``max_timeouts`` timeouts in a row mean the client is gone (or has stopped reading): its
-    stream is then given up, which ends the match after the current game.
-
-    ``on_decision``, when given, is called with the seconds from each :meth:`ask` (the clock
-    starts before the request is written) to the :meth:`answer` it got, failures included
-    (a timeout, a lost stream, garbage): the referee's ``decision_seconds{transport="live"}``.
+    The clock of a request starts before it is written: the limit covers the network both
+    ways. A client that times out ``max_strikes`` times in a row is given up by the match
+    loop's policy (:meth:`give_up`): its stream is closed with the reason, which ends the
+    match. ``on_decision``, when given, gets the seconds from each request to its answer,
+    failures included: the referee's ``decision_seconds{transport="live"}``.
     """
 
-    __slots__ = ("_deadline", "_timeouts", "conn", "feed", "max_timeouts", "on_decision",
-                 "time_limit")
+    __slots__ = ("_asked", "_deadline", "_queue", "_sent", "_sent_at", "conn", "feed",
+                 "on_decision", "time_limit")
 
-    def __init__(self, conn: Connection, time_limit: float, max_timeouts: int = 3, *,
+    broken: Failure | None = None
+    never_started = False
+
+    def __init__(self, conn: Connection, time_limit: float, *,
                  on_decision: Callable[[float], None] | None = None) -> None:
         self.conn = conn
         self.time_limit = time_limit
-        self.max_timeouts = max_timeouts
         self.on_decision = on_decision
         self.feed = SeatFeed(time_limit)
+        self._queue: list[bytes] = []
+        self._asked: list[int] = []
+        self._sent: list[int] = []
+        self._sent_at = 0.0
         self._deadline = 0.0
-        self._timeouts = 0
 
-    async def start(self, game: int, games: int, seat: int, rules: Ruleset,
-                    opponent: str) -> None:
-        await self.conn.send(self.feed.game_start(game, games, seat, rules, opponent))
+    @property
+    def lost(self) -> str | None:
+        return self.conn.lost
 
-    async def ask(self, obs: Observation) -> None:
-        # The clock starts before the write: the limit covers the network both ways.
-        self._deadline = asyncio.get_running_loop().time() + self.time_limit
-        await self.conn.send(self.feed.request(obs))
+    def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
+        msg = pb.ServerMessage()
+        self.feed.game_start(msg, game, games, seat, rules, opponent)
+        self._queue.append(msg.SerializeToString())
 
-    async def answer(self) -> Answer:
+    def ask(self, game: int, obs: Observation) -> None:
+        msg = pb.ServerMessage()
+        self._asked.append(self.feed.request(msg, game, obs))
+        self._queue.append(msg.SerializeToString())
+
+    def refuse(self, game: int, failure: Failure) -> None:
+        if failure.fault is not Fault.DISCONNECT:
+            msg = pb.ServerMessage()
+            self.feed.refusal(msg, game, failure)
+            self._queue.append(msg.SerializeToString())
+
+    def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
+        msg = pb.ServerMessage()
+        self.feed.result(msg, game, outcome, rounds)
+        self._queue.append(msg.SerializeToString())
+
+    async def send(self) -> None:
+        queue, self._queue = self._queue, []
+        self._sent, self._asked = self._asked, []
+        self._sent_at = asyncio.get_running_loop().time()
+        self._deadline = self._sent_at + self.time_limit * max(1, len(self._sent))
+        for data in queue:
+            if not await self.conn.send(data):
+                return
+
+    async def answers(self) -> list[Answer]:
+        sent, self._sent = self._sent, []
+        got: dict[int, Answer] = {}
+        for request_id in sent:
+            while request_id not in got:
+                got[request_id] = await self._next(request_id, got)
+        return [got[request_id] for request_id in sent]
+
+    async def _next(self, waiting: int, got: dict[int, Answer]) -> Answer:
+        """The answer to ``waiting`` (answers to other requests go into ``got``)."""
         feed, conn = self.feed, self.conn
         while True:
-            got = await conn.receive(self._deadline)
-            if got is Wake.TIMEOUT:
-                feed.abandon()
-                self._timeouts += 1
-                if self._timeouts >= self.max_timeouts:
-                    conn.given_up = True
-                    conn.close(f"no answer to {self._timeouts} requests in a row")
-                return self._answered(
-                    Failure(Fault.TIMEOUT, f"no answer within {self.time_limit:g} s"))
-            if got is Wake.LOST:
-                feed.abandon()
+            data = await conn.receive(self._deadline)
+            if data is Wake.TIMEOUT:
+                feed.abandon(waiting)
+                return self._answered(Failure(Fault.TIMEOUT,
+                                              f"no answer within {self.time_limit:g} s"))
+            if data is Wake.LOST:
+                feed.abandon(waiting)
                 return self._answered(Failure(Fault.DISCONNECT, conn.lost or "disconnected"))
-            assert isinstance(got, bytes)
-            answer = feed.read(got)
-            if answer is not None:
-                if isinstance(answer, Failure):
-                    feed.abandon()
-                self._timeouts = 0
+            assert isinstance(data, bytes)
+            read = feed.read_bytes(data)
+            if read is None:
+                continue  # a late answer to a request given up on
+            if isinstance(read, Failure):  # garbage forfeits the game waiting for it
+                feed.abandon(waiting)
+                return self._answered(read)
+            request_id, answer = read
+            if request_id == waiting:
                 return self._answered(answer)
+            got[request_id] = answer
 
     def _answered(self, answer: Answer) -> Answer:
-        """``answer``, once its time since :meth:`ask` went to ``on_decision``."""
+        """``answer``, once its time since it was asked went to ``on_decision``."""
         if self.on_decision is not None:
-            asked = self._deadline - self.time_limit
-            self.on_decision(max(0.0, asyncio.get_running_loop().time() - asked))
+            self.on_decision(max(0.0, asyncio.get_running_loop().time() - self._sent_at))
         return answer
 
-    async def refuse(self, failure: Failure) -> None:
-        if failure.fault is not Fault.DISCONNECT:
-            await self.conn.send(self.feed.refusal(failure))
+    def restart(self) -> None:
+        pass  # a live client cannot be restarted; it is never broken either
 
-    async def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
-        await self.conn.send(self.feed.result(game, outcome, rounds))
-
+    def give_up(self, failure: Failure) -> None:
+        self.conn.given_up = True
+        self.conn.close(failure.detail)

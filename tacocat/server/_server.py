@@ -14,7 +14,7 @@ import grpc.aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from tacocat.sdk import REFEREE_SERVICE
+from tacocat.protocol import REFEREE_SERVICE
 
 from ._auth import Authenticator
 from ._config import RefereeConfig

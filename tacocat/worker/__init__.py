@@ -1,5 +1,6 @@
 """The arena's RQ workers: play matches between submitted bots in sandboxed processes.
 
+- :mod:`~.errors`: the exception tree (:class:`WorkerError` at its root);
 - :mod:`~.jobs`: the RQ jobs, ``play_match(match_id)`` and ``smoke_test(version_id)``;
 - :mod:`~.match`: :class:`MatchPlayer`, one match between two long-lived bot processes;
 - :mod:`~.launch`: :class:`Launcher`, how bot processes start (sandbox, limits, core);
@@ -13,6 +14,7 @@ docs/WORKER.md tells how a match job flows and what was measured.
 """
 
 from .dispatcher import Dispatcher
+from .errors import SandboxUnavailableError, WorkerError
 from .jobs import JobContext, MatchReport, SmokeReport, configure, run_match, run_smoke_test
 from .launch import BotSpec, Launcher
 from .match import MatchError, MatchPlayer, PlayedMatch
@@ -22,6 +24,7 @@ from .settings import WorkerSettings
 
 __all__ = [
     "BotSpec", "Dispatcher", "JobContext", "Launcher", "MatchError", "MatchPlayer",
-    "MatchQueue", "MatchReport", "PlayedMatch", "SmokeReport", "WorkerPool", "WorkerSettings",
+    "MatchQueue", "MatchReport", "PlayedMatch", "SandboxUnavailableError", "SmokeReport",
+    "WorkerError", "WorkerPool", "WorkerSettings",
     "configure", "match_job_id", "run_match", "run_smoke_test", "smoke_job_id", "worker_stats",
 ]

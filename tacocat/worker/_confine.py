@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._seccomp import SandboxUnavailableError
+from .errors import SandboxUnavailableError
 
 if TYPE_CHECKING:
     from .sandbox import SandboxPolicy

@@ -20,7 +20,7 @@ from pathlib import Path
 import tacocat
 
 from ._policy import SandboxPolicy
-from ._seccomp import SandboxUnavailableError
+from .errors import SandboxUnavailableError
 
 BOT_DIR = "/bot"
 """Where the bot's own directory appears inside the sandbox (read-only; the working dir)."""

@@ -21,7 +21,7 @@ class SandboxPolicy:
     wall-clock deadline is the referee's. ``address_space`` is ``RLIMIT_AS`` per process;
     ``file_size`` is the largest file it may write; ``tmp_size`` caps its whole ``/tmp``
     (which is memory). ``max_processes`` counts the bot's tasks (processes *and* threads,
-    itself included). The frame size cap is the referee's (``tacocat.sdk._protocol``).
+    itself included). The frame size cap is the referee's (``tacocat.protocol``).
 
     ``process_bound`` picks how ``max_processes`` is enforced: ``"auto"``: a pids cgroup
     where one can be made, plus (as root) ``RLIMIT_NPROC`` on the slot's dedicated uid;

@@ -11,10 +11,7 @@ import platform
 import struct
 from dataclasses import dataclass
 
-
-class SandboxUnavailableError(RuntimeError):
-    """The sandbox cannot run here (the message says why and what to install or change)."""
-
+from .errors import SandboxUnavailableError
 
 # struct sock_filter {u16 code; u8 jt; u8 jf; u32 k;}; struct seccomp_data {int nr;
 # u32 arch; u64 instruction_pointer; u64 args[6];}. Both supported ABIs are little-endian.

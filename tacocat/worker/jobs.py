@@ -6,9 +6,9 @@ A match job (:func:`play_match`, the body is :func:`run_match`):
    because a version retired) is skipped;
 2. unpack both versions' uploads into a private temporary folder, one subfolder per bot;
 3. start each bot once, sandboxed, pinned to this worker's core
-   (:class:`~tacocat.worker.match.MatchPlayer`), and play ``match.games`` games in duplicate
-   pairs: game ``i`` from ``match.pair_seed(i // 2)`` with A in ``match.a_seat(i)``;
-   faults forfeit games, never the job;
+   (:class:`~tacocat.worker.match.MatchPlayer`), and play ``match.schedule()`` (duplicate
+   pairs) through the one match loop, ``batch`` games at once; faults forfeit games, never
+   the job;
 4. kill both bots' process groups and delete the folder;
 5. ``arena.record_match`` (exactly once: a duplicate run's result is dropped there), which
    also schedules what became due, enqueuing it here;
@@ -36,7 +36,7 @@ from redis import Redis
 from rq import get_current_job
 
 from tacocat.arena import Arena, MatchResult, MatchStatus, NotFound, VersionStatus, unpack
-from tacocat.engine import STANDARD, Reason
+from tacocat.engine import STANDARD, Reason, duplicate_pairs
 
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
@@ -152,11 +152,10 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
                 for version, side in ((match.a, "a"), (match.b, "b"))]
         with MatchPlayer(ctx.launcher, bots[0], bots[1], ladder.ruleset,
                          time_limit=ladder.decision_seconds,
-                         max_restarts=settings.max_restarts,
+                         max_strikes=settings.max_strikes, batch=settings.batch,
                          startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
-            played = player.play(match.games, lambda i: match.pair_seed(i // 2),
-                                 match.a_seat)
+            played = player.play(match.schedule())
     recording = time.perf_counter()
     result = MatchResult.from_records(played.records, match.a, match.b,
                                       recording - started, a_seats=played.a_seats,
@@ -255,11 +254,10 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         opponent = BotSpec(house, empty, house, trusted=True)
         timed = ctx.metrics.observe_decision if ctx.metrics is not None else None
         with MatchPlayer(ctx.launcher, candidate, opponent, STANDARD,
-                         time_limit=settings.smoke_decision_seconds, max_restarts=0,
-                         startup_timeout=settings.startup_timeout,
+                         time_limit=settings.smoke_decision_seconds, max_strikes=1,
+                         batch=settings.smoke_games, startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
-            played = player.play(settings.smoke_games,
-                                 lambda i: f"smoke/{version_id}/{i // 2}", lambda i: i % 2)
+            played = player.play(duplicate_pairs(settings.smoke_games, f"smoke/{version_id}"))
     _, house_side = played.sides
     if house_side.failures:
         raise RuntimeError(f"the smoke test's {house} failed, which is the worker's problem: "

@@ -9,7 +9,7 @@ environment secrets such as ``REDIS_URL``); write anything that outlives it or t
 process reads; see, signal or ptrace any process but its own; change anything in the kernel
 (sysctls, core pattern); exhaust the machine (memory, CPU, disk, processes, file
 descriptors); or outlive its match. It may crash, hang or print garbage: those are the
-referee's business (:mod:`tacocat.sdk._process` turns them into forfeits and caps frame
+referee's business (:mod:`tacocat.referee` turns them into forfeits and caps frame
 sizes), not the sandbox's.
 
 The layers, outermost first, and why each is there:
@@ -113,7 +113,8 @@ from ._mounts import BOT_DIR, SANDBOX_TMP, _check_argv, _clean_env, _mount_args,
 from ._policy import SandboxPolicy
 from ._preexec import _make_preexec
 from ._seccomp import ABIS as _ABIS
-from ._seccomp import SandboxUnavailableError, seccomp_program
+from ._seccomp import seccomp_program
+from .errors import SandboxUnavailableError
 
 __all__ = [
     "BOT_DIR",

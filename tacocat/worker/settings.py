@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tacocat.arena import DEFAULT_PREFIX
+from tacocat.protocol import MAX_BATCH
+from tacocat.referee import DEFAULT_BATCH, DEFAULT_MAX_STRIKES
 
 from .launch import PINNINGS
-from .match import DEFAULT_MAX_RESTARTS
 from .queue import DEFAULT_JOB_TIMEOUT, DEFAULT_LEASE, MATCH_QUEUE, SMOKE_QUEUE
 from .sandbox import SandboxPolicy
 
@@ -29,8 +30,11 @@ class WorkerSettings:
     """False: submitted bots run without the sandbox (``--insecure-no-sandbox``)."""
     pinning: str = "all"
     """``all``, ``bots`` or ``none``: see :data:`tacocat.worker.launch.Pinning`."""
-    max_restarts: int = DEFAULT_MAX_RESTARTS
-    """Restarts of a failing bot within a match before it forfeits the rest."""
+    max_strikes: int = DEFAULT_MAX_STRIKES
+    """Costly faults in a row (timeouts, crashes of the process) after which a bot gives up
+    a match: it forfeits the rest (:mod:`tacocat.referee`'s fault policy)."""
+    batch: int = DEFAULT_BATCH
+    """Games of a match played at once (lockstep), unless the ladder says otherwise."""
     startup_timeout: float = 10.0
     """Seconds a bot process has to say Hello."""
     lease: float = DEFAULT_LEASE
@@ -62,8 +66,10 @@ class WorkerSettings:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.lease < 3:
             raise ValueError(f"lease must be at least 3 seconds, got {self.lease}")
-        if self.max_restarts < 0:
-            raise ValueError(f"max_restarts must be >= 0, got {self.max_restarts}")
+        if self.max_strikes < 1:
+            raise ValueError(f"max_strikes must be >= 1, got {self.max_strikes}")
+        if not 1 <= self.batch <= MAX_BATCH:
+            raise ValueError(f"batch must be from 1 to {MAX_BATCH}, got {self.batch}")
 
     def sandbox_policy(self) -> SandboxPolicy:
         return SandboxPolicy(

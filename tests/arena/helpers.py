@@ -1,6 +1,6 @@
 """Shared helpers for arena tests: a populated arena, and matches played for real in-process.
 
-The real worker (sandboxed processes) comes later; here the engine's ``play_match`` plays
+The real worker (sandboxed processes) comes later; here the referee's ``play_in_process`` plays
 each match with house bots in this process, and the result goes through the same
 ``MatchResult.from_records`` a worker uses.
 """
@@ -16,7 +16,8 @@ from multiprocessing.synchronize import Barrier
 import redis as redis_py
 
 from tacocat.arena import Arena, Match, MatchResult, User
-from tacocat.engine import Bot, Observation, play_match
+from tacocat.engine import Bot, Observation
+from tacocat.referee import play_in_process
 from tacocat.engine.bots import GreedyBot, RandomBot
 
 BotFactory = Callable[[], Bot]
@@ -108,10 +109,10 @@ def play(arena: Arena, match: Match, factories: Mapping[str, BotFactory]) -> Mat
     match seed, the ladder's rules), and build its result."""
     ladder = arena.get_ladder(match.ladder)
     started = time.perf_counter()
-    games = list(play_match(
-        factories[match.a.rpartition("@")[0]](), factories[match.b.rpartition("@")[0]](),
-        match.games, match.seed, ladder.ruleset, names=(match.a, match.b),
-    ))
+    games = play_in_process(
+        factories[match.a.rpartition("@")[0]], factories[match.b.rpartition("@")[0]],
+        match.schedule(), rules=ladder.ruleset, names=(match.a, match.b),
+    ).games
     return MatchResult.from_records([g.record for g in games], match.a, match.b,
                                     time.perf_counter() - started)
 

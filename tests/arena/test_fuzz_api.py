@@ -25,7 +25,7 @@ from tacocat.arena import Arena, User
 from tacocat.arena.users import issue_token
 from tacocat.sdk import ArenaClient
 from tacocat.sdk.arena import ARENA_SERVICE
-from tacocat.sdk.proto.v1 import arena_pb2 as apb
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tests.server.arena_server import ServerThread, serve_in_thread
 
 from .helpers import Field, bot_source

@@ -205,8 +205,9 @@ def test_replays_are_kept_compressed_and_replay(redis: redis_py.Redis) -> None:
     assert len(result.replays) < sum(len(r.dumps()) for r in records) / 3
     for index, record in enumerate(records):
         record.replay()
-        assert record.seed == match.pair_seed(index // 2)
-        assert record.players[match.a_seat(index)] == match.a
+        planned = match.schedule()[index]
+        assert record.seed == planned.seed == f"{match.seed}/{index // 2}"
+        assert record.players[planned.a_seat] == match.a
 
 
 def test_every_commit_is_announced_with_its_version(redis: redis_py.Redis) -> None:

@@ -21,10 +21,12 @@ ROOT = Path(__file__).resolve().parents[2]
 GAMES = """
 import hashlib, sys
 import tacocat.engine as engine
-from tacocat.engine import house_bot, play_match
+from tacocat.engine import HOUSE_BOTS, duplicate_pairs
+from tacocat.referee import play_in_process
 digest = hashlib.sha256()
 for bots in [("random", "random"), ("greedy", "random"), ("strong", "greedy")]:
-    for game in play_match(house_bot(bots[0]), house_bot(bots[1]), 40, seed="forms"):
+    for game in play_in_process(HOUSE_BOTS[bots[0]], HOUSE_BOTS[bots[1]],
+                                duplicate_pairs(40, "forms")).games:
         digest.update(game.record.dumps().encode())
 print(engine.ENGINE_FORM)
 print(engine._state.__file__)

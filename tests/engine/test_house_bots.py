@@ -26,9 +26,10 @@ from tacocat.engine import (
     Ruleset,
     house_bot,
     legal_attacks,
+    duplicate_pairs,
     legal_defences,
-    play_match,
 )
+from tacocat.referee import play_in_process
 from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot, _strong
 
 Z95 = 1.959964
@@ -38,7 +39,7 @@ def match_score(bot_a: Bot, bot_b: Bot, games: int, seed: str,
                 rules: Ruleset = STANDARD) -> tuple[float, float, float]:
     """A's mean score and its 95% interval, from the pair means; no game may be forfeited."""
     pairs: dict[int, list[float]] = {}
-    for game in play_match(bot_a, bot_b, games, seed, rules):
+    for game in play_in_process(bot_a, bot_b, duplicate_pairs(games, seed), rules=rules).games:
         result = game.record.result
         assert result.reason is not Reason.FORFEIT, result.detail
         pairs.setdefault(game.index // 2, []).append(game.a_score)
@@ -103,7 +104,8 @@ def test_strong_beats_greedy() -> None:
 
 
 def _records(bot: Bot, games: int = 6) -> list[str]:
-    return [g.record.dumps() for g in play_match(bot, GreedyBot(), games, "same-seed")]
+    return [g.record.dumps() for g in
+            play_in_process(bot, GreedyBot(), duplicate_pairs(games, "same-seed")).games]
 
 
 def test_strong_is_deterministic_given_its_seed() -> None:

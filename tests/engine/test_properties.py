@@ -22,7 +22,7 @@ Properties:
   that differs only in what that seat cannot know: the opponent's hidden cards, the order of the
   undrawn pile, and the opponent's still-secret answer to a simultaneous decision;
 - replaying a record reproduces the game; JSON round trip is the identity;
-- determinism: same seed + same bots = same record; ``play_match`` pairs share their decks.
+- determinism: same seed + same bots = same record; duplicate pairs share their decks.
 
 Set ``TACOCAT_PROPERTY_SCALE`` (default 1) to multiply the number of examples for a longer hunt.
 """
@@ -53,10 +53,11 @@ from tacocat.engine import (
     Ruleset,
     Table,
     TieRule,
-    play_game,
-    play_match,
+    ScheduledGame,
+    duplicate_pairs,
 )
 from tacocat.engine.bots import GreedyBot, RandomBot
+from tacocat.referee import play_in_process
 from tests.independent_checker import check_record
 
 # TACOCAT_PROPERTY_SCALE=20 runs twenty times as many examples (a longer bug hunt).
@@ -530,9 +531,15 @@ def test_interrupted_games_record_and_replay(rules: Ruleset, seed: str, rng_seed
         raise AssertionError("a finished game accepted an action")
 
 
+def _one_game(a: Bot, b: Bot, players: tuple[str, str], seed: str, rules: Ruleset) -> GameRecord:
+    """One game dealt from ``seed`` exactly, ``a`` in seat 0."""
+    return play_in_process(a, b, [ScheduledGame(0, seed, 0)], names=players,
+                           rules=rules).games[0].record
+
+
 def _house_record(rules: Ruleset, seed: str, bot_seed: int) -> GameRecord:
-    bots = (BotDriver(RandomBot(bot_seed)), BotDriver(GreedyBot()))
-    return play_game(bots, ("house:random", "house:greedy"), seed, rules)
+    return _one_game(RandomBot(bot_seed), GreedyBot(), ("house:random", "house:greedy"), seed,
+                     rules)
 
 
 @settings(BASE, max_examples=examples(50))
@@ -544,7 +551,7 @@ def test_same_seed_and_bots_give_the_same_record(rules: Ruleset, seed: str,
     assert first.dumps() == _house_record(rules, seed, bot_seed).dumps()
     check_record_fully(first)
     # The deal is a function of the seed alone, whoever plays.
-    other = play_game((BotDriver(GreedyBot()), BotDriver(GreedyBot())), ("a", "b"), seed, rules)
+    other = _one_game(GreedyBot(), GreedyBot(), ("a", "b"), seed, rules)
     for mine, theirs in zip(first.rounds, other.rounds, strict=False):
         assert mine.deck == theirs.deck
     assert GameState(rules, seed).rounds == [] and GameState(rules, seed)._deck == \
@@ -555,7 +562,8 @@ def test_same_seed_and_bots_give_the_same_record(rules: Ruleset, seed: str,
 @given(rules=ANY_RULES, seed=st.one_of(SEEDS, st.integers(0, 10**6)), bot_seed=RNG_SEEDS)
 def test_match_games_come_in_duplicate_pairs(rules: Ruleset, seed: str | int,
                                              bot_seed: int) -> None:
-    games = list(play_match(RandomBot(bot_seed), GreedyBot(), 6, seed, rules, ("R", "G")))
+    games = play_in_process(RandomBot(bot_seed), GreedyBot(), duplicate_pairs(6, seed),
+                            names=("R", "G"), rules=rules).games
     assert [g.index for g in games] == list(range(6))
     assert [g.a_seat for g in games] == [0, 1] * 3
     for pair in range(3):

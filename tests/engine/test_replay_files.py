@@ -19,11 +19,12 @@ from tacocat.engine import (
     RecordError,
     Round,
     Trick,
+    duplicate_pairs,
     house_bot,
-    play_match,
     read_jsonl,
     write_jsonl,
 )
+from tacocat.referee import play_in_process
 from tests.independent_checker import check_file, check_record
 
 GAMES = 1000
@@ -32,7 +33,8 @@ NAMES = ("house:random", "house:greedy")
 
 @pytest.fixture(scope="module")
 def records() -> list[GameRecord]:
-    games = list(play_match(house_bot("random"), house_bot("greedy"), GAMES, seed=7, names=NAMES))
+    games = play_in_process(house_bot("random"), house_bot("greedy"), duplicate_pairs(GAMES, 7),
+                            names=NAMES).games
     assert [g.index for g in games] == list(range(GAMES))
     return [g.record for g in games]
 

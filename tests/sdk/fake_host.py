@@ -15,7 +15,7 @@ import struct
 import sys
 import time
 
-from tacocat.sdk.proto.v1 import game_pb2 as pb
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 
 def send(data: bytes) -> None:

@@ -32,8 +32,8 @@ NOT_IN_HOST = (
     "tacocat.sdk._feed",
     "tacocat.sdk._local",
     "tacocat.sdk.arena",
-    "tacocat.sdk.proto.v1.arena_pb2",
-    "tacocat.sdk.proto.v1.game_pb2_grpc",
+    "tacocat.protocol.proto.v1.arena_pb2",
+    "tacocat.protocol.proto.v1.game_pb2_grpc",
     "tacocat.worker",
     "tacocat.server",
     "tacocat.arena",
@@ -78,7 +78,7 @@ def test_the_host_entry_path_imports_neither_grpc_nor_what_it_does_not_need(
     modules = got["modules"]
     assert not [m for m in NOT_IN_HOST if loaded(m, modules)]
     # What it does need is there: the engine, the codec and the game's messages.
-    for needed in ("tacocat.engine", "tacocat.sdk._session", "tacocat.sdk.proto.v1.game_pb2"):
+    for needed in ("tacocat.engine", "tacocat.sdk._session", "tacocat.protocol.proto.v1.game_pb2"):
         assert needed in modules
     # No tacocat file is loaded twice under two names (the engine, the host as itself).
     twice = {path: names for path, names in got["files"].items() if len(names) > 1}

@@ -37,7 +37,7 @@ from tacocat.sdk import (
     read_frame,
 )
 from tacocat.sdk._codec import outcome_from_pb, outcome_to_pb, ruleset_from_pb, ruleset_to_pb
-from tacocat.sdk.proto.v1 import game_pb2 as pb
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,15 +66,15 @@ def test_generator_handles_a_second_file_importing_the_first(tmp_path: Path) -> 
     gen_proto.generate(out, protos)
     module = out / "v1" / "extra_test_pb2.py"
     text = module.read_text()
-    assert "from tacocat.sdk.proto.v1 import game_pb2 as" in text
-    assert "'tacocat.sdk.proto.v1.extra_test_pb2'" in text
+    assert "from tacocat.protocol.proto.v1 import game_pb2 as" in text
+    assert "'tacocat.protocol.proto.v1.extra_test_pb2'" in text
     grpc_text = (out / "v1" / "extra_test_pb2_grpc.py").read_text()
-    assert "from tacocat.sdk.proto.v1 import extra_test_pb2" in grpc_text
+    assert "from tacocat.protocol.proto.v1 import extra_test_pb2" in grpc_text
     assert "'/tacocat.v1.Extra/Get'" in grpc_text  # service names keep their proto names
     stub = (out / "v1" / "extra_test_pb2.pyi").read_text()
-    assert "from tacocat.sdk.proto.v1 import game_pb2 as" in stub
+    assert "from tacocat.protocol.proto.v1 import game_pb2 as" in stub
     # The rewritten module imports, next to the real game_pb2, and links to its messages.
-    spec = importlib.util.spec_from_file_location("tacocat.sdk.proto.v1.extra_test_pb2", module)
+    spec = importlib.util.spec_from_file_location("tacocat.protocol.proto.v1.extra_test_pb2", module)
     assert spec is not None and spec.loader is not None
     extra = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(extra)  # registers extra_test.proto, which needs game.proto

@@ -23,7 +23,7 @@ import grpc
 
 from tacocat.engine.bots import GreedyBot
 from tacocat.sdk import PLAY_METHOD, SdkError, connect, lowest_response
-from tacocat.sdk.proto.v1 import game_pb2 as pb
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 
 def report(**fields: object) -> None:

@@ -44,7 +44,7 @@ from tacocat.sdk import (
     play_hosted_match,
 )
 from tacocat.sdk._codec import ruleset_to_pb
-from tacocat.sdk.proto.v1 import game_pb2 as pb
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 from tests.arena.hostile import messages
 from tests.live_referee import ROOT, ThreadReferee
 

@@ -32,7 +32,7 @@ from tacocat.sdk import (
     ServerUnavailableError,
     connect,
 )
-from tacocat.sdk.proto.v1 import game_pb2 as pb
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 from tacocat.server import ArenaLimiter, ArenaService, MemoryLimiter, RefereeConfig, RefereeServer
 from tests.arena.helpers import bot_source
 from tests.live_referee import PLAYERS, ThreadReferee

@@ -25,7 +25,7 @@ from tacocat.sdk import (
     RefereeError,
     connect,
 )
-from tacocat.sdk.proto.v1 import game_pb2 as pb
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 from tests.live_referee import PLAYERS, ThreadReferee
 from tests.sdk.test_protocol import Recorder
 

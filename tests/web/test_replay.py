@@ -10,15 +10,15 @@ import pytest
 
 from tacocat.engine import (
     STANDARD,
-    BotDriver,
     Fault,
     GameRecord,
     GameState,
     RecordError,
     Ruleset,
-    play_game,
+    ScheduledGame,
 )
 from tacocat.engine.bots import GreedyBot
+from tacocat.referee import play_in_process
 from tacocat.server.web import replay_view
 
 
@@ -26,10 +26,14 @@ def kinds(view: dict[str, Any]) -> list[str]:
     return [step["kind"] for step in view["steps"]]
 
 
+def greedy_game(seed: str, rules: Ruleset = STANDARD) -> GameRecord:
+    return play_in_process(GreedyBot, GreedyBot, [ScheduledGame(0, seed, 0)], names=("x", "y"),
+                           rules=rules).games[0].record
+
+
 def test_a_round_limit_draw_ends_with_its_result() -> None:
     rules = Ruleset.from_dict({**STANDARD.to_dict(), "name": "short", "max_rounds": 2})
-    record = play_game((BotDriver(GreedyBot()), BotDriver(GreedyBot())), ("x", "y"), "lim",
-                       rules)
+    record = greedy_game("lim", rules)
     assert record.result.reason.value == "round_limit"
     view = replay_view(record)
     assert kinds(view).count("deal") == 2 and kinds(view)[-1] == "result"
@@ -73,7 +77,7 @@ def test_a_game_cut_short_replays_up_to_where_it_stopped(actions: int, end: str)
 
 
 def test_a_record_that_does_not_replay_is_refused() -> None:
-    record = play_game((BotDriver(GreedyBot()), BotDriver(GreedyBot())), ("x", "y"), "bad")
+    record = greedy_game("bad")
     data = record.to_json()
     data["rounds"][0]["showdown"] = [data["rounds"][0]["showdown"][1],
                                      data["rounds"][0]["showdown"][0] + 1]

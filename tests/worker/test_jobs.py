@@ -10,7 +10,8 @@ import pytest
 import redis as redis_py
 
 from tacocat.arena import MatchStatus
-from tacocat.engine import STANDARD, Fault, Reason, play_match
+from tacocat.engine import STANDARD, Fault, Reason, duplicate_pairs
+from tacocat.referee import play_in_process
 from tacocat.engine.bots import GreedyBot, RandomBot
 from tacocat.worker import (
     BotSpec,
@@ -79,9 +80,9 @@ def test_a_match_job_plays_the_matchs_seeds_and_seats_and_records_it_once(
     assert report.outcome == "recorded" and report.games == 6
     assert report.game_seconds > 0 and report.seconds >= report.game_seconds
     # The same bots in this process, same seeds and seating: the same games, move for move.
-    bots = {versions[0]: GreedyBot(), versions[1]: RandomBot()}
-    expected = [g.record for g in play_match(bots[match.a], bots[match.b], 6, match.seed,
-                                             STANDARD, names=(match.a, match.b))]
+    bots = {versions[0]: GreedyBot, versions[1]: RandomBot}
+    expected = [g.record for g in play_in_process(bots[match.a], bots[match.b], match.schedule(),
+                                                  names=(match.a, match.b)).games]
     assert [r.dumps() for r in arena.match_replays(match.id)] == [r.dumps() for r in expected]
     assert arena.get_match(match.id).status is MatchStatus.RECORDED
     again = run_match(arena, None, match.id, CONTEXT)
@@ -98,16 +99,19 @@ def test_a_failing_bot_is_restarted_then_forfeits_the_rest_of_the_match(tmp_path
     good = _bot(tmp_path / "good", "good@1", good_bot("good"))
     bad = _bot(tmp_path / "bad", "bad@1", CRASH_ON_DUEL)
     with MatchPlayer(CONTEXT.launcher, good, bad, STANDARD, time_limit=1.0,
-                     max_restarts=1) as player:
-        played = player.play(6, lambda i: f"s/{i // 2}", lambda i: i % 2)
+                     max_strikes=2, batch=4) as player:
+        played = player.play(duplicate_pairs(12, "s"))
     _, side = played.sides
-    assert side.starts == 2 and len(side.failures) == 2
+    assert side.restarts == 2 and len(side.failures) == 2
     assert side.gave_up is not None and side.gave_up.fault is Fault.CRASH
     for index, record in enumerate(played.records):
         outcome = record.result
         assert outcome.reason is Reason.FORFEIT and outcome.fault is Fault.CRASH
         assert outcome.offender == 1 - played.a_seats[index]
-        assert ("gave up after 2 failures" in outcome.detail) == (index >= 2), outcome.detail
+        # Games 0-3 start at once: the first crash forfeits them all. After that strike the
+        # match plays one game at a time: game 4 crashes again, and it gives up.
+        assert ("gave up after 2 faults in a row" in outcome.detail) == (index >= 5), \
+            outcome.detail
     assert "exited with code 5" in played.records[0].result.detail
 
 
@@ -115,9 +119,10 @@ def test_illegal_actions_forfeit_games_without_restarting_the_bot(tmp_path: Path
     good = _bot(tmp_path / "good", "good@1", good_bot("good"))
     bad = _bot(tmp_path / "bad", "bad@1", ILLEGAL)
     with MatchPlayer(CONTEXT.launcher, good, bad, STANDARD, time_limit=1.0,
-                     max_restarts=0) as player:
-        played = player.play(4, lambda i: f"s/{i // 2}", lambda i: i % 2)
-    assert played.sides[1].starts == 1 and not played.sides[1].failures
+                     max_strikes=1) as player:
+        played = player.play(duplicate_pairs(4, "s"))
+    assert played.sides[1].restarts == 0 and played.timings.starts == 2
+    assert [f.fault for f in played.sides[1].failures] == [Fault.ILLEGAL_ACTION] * 4
     assert all(r.result.fault is Fault.ILLEGAL_ACTION for r in played.records)
 
 
@@ -126,7 +131,7 @@ def test_two_bots_that_cannot_start_fail_the_job_not_the_bots(tmp_path: Path) ->
     b = _bot(tmp_path / "b", "b@1", exits_at_import())
     with pytest.raises(MatchError, match="neither bot process started"), \
             MatchPlayer(CONTEXT.launcher, a, b, STANDARD, time_limit=1.0) as player:
-        player.play(2, lambda i: "s", lambda i: i % 2)
+        player.play(duplicate_pairs(2, "s"))
 
 
 def test_smoke_tests_activate_good_bots_and_reject_broken_ones_with_a_reason(
@@ -177,7 +182,7 @@ def test_one_dispatcher_is_active_at_a_time(redis: redis_py.Redis) -> None:
 
 
 def test_settings_travel_as_json_and_are_checked() -> None:
-    settings = WorkerSettings(pinning="bots", lease=4, max_restarts=1)
+    settings = WorkerSettings(pinning="bots", lease=4, max_strikes=2)
     assert WorkerSettings.from_json(settings.to_json()) == settings
     assert settings.monitor_interval == 1
     with pytest.raises(ValueError, match="pinning"):

@@ -264,7 +264,7 @@ def game_json(view: MatchView, index: int) -> dict[str, Any]:
         raise IndexError(index)
     record = view.records[index]
     data = replay_view(record)
-    a_seat = view.match.a_seat(index)
+    a_seat = view.match.schedule()[index].a_seat
     result = view.match.result
     if result is not None and index < len(result.games):
         a_seat = result.games[index].a_seat

@@ -18,13 +18,23 @@ its decisions (the opponent's discards, revealed duel cards, tricks, showdowns) 
 the next DecisionRequest or on the GameResult. Finished rounds are sent once each
 (`new_rounds`); the client keeps the history.
 
+Protocol version 2 (`PROTOCOL_VERSION`, announced in Hello and PlayRequest):
+  - a match may play several games at once (batched lockstep): every message names its
+    game, and a bot keeps one state per game;
+  - the sandbox transport carries a ServerFrame / ClientFrame per pipe write: every
+    message waiting for the bot in one frame, all its answers in one frame back;
+  - a DecisionRequest carries the seat's view packed as integers (`view`), and its
+    discards, duels and tricks only as far as they were added since the seat's previous
+    request of the same game and round (the client appends them);
+  - the client reports how long each decision took (`think_us`).
+
 Hidden information never leaves the referee: no message carries the opponent's hand,
 the draw pile, the shuffled deck or the seed that made it.
 """
 
 from collections import abc as _abc
 from grpc import aio as _aio
-from tacocat.sdk.proto.v1 import game_pb2 as _game_pb2
+from tacocat.protocol.proto.v1 import game_pb2 as _game_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys

@@ -31,7 +31,7 @@ the Unix epoch.
 
 from collections import abc as _abc
 from grpc import aio as _aio
-from tacocat.sdk.proto.v1 import arena_pb2 as _arena_pb2
+from tacocat.protocol.proto.v1 import arena_pb2 as _arena_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys

@@ -1,10 +1,11 @@
 """The referee's end of a bot in another process: frames over pipes, with wall-clock deadlines.
 
 :class:`HostProcess` starts ``python -m tacocat.sdk.host BOT`` (or any command speaking the
-same frames), waits for its ``Hello``, then sends frames and reads answers under deadlines,
-polling the pipes so a silent or stuck bot costs its time limit and no more. It says what
-went wrong in the engine's terms (:class:`Failure`): ``timeout`` (nothing by the deadline),
-``crash`` (the process exited or closed its output), ``protocol`` (an oversized,
+same frames), waits for its ``Hello`` (which must name protocol version
+:data:`~tacocat.protocol.PROTOCOL_VERSION`), then sends frames and reads answers under
+deadlines, polling the pipes so a silent or stuck bot costs its time limit and no more. It
+says what went wrong in the engine's terms (:class:`Failure`): ``timeout`` (nothing by the
+deadline), ``crash`` (the process exited or closed its output), ``protocol`` (an oversized,
 truncated or otherwise unreadable frame). Illegal actions are the rules' business, decided
 by :class:`~tacocat.engine.Table`.
 """
@@ -25,11 +26,11 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from tacocat.engine import Fault
+from tacocat.protocol import MAX_CLIENT_MESSAGE, PROTOCOL_VERSION, FrameBuffer, ProtocolError, frame
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 
-from ._errors import HostError, ProtocolError
-from ._feed import Failure, clean_text, match_end
-from ._protocol import MAX_CLIENT_MESSAGE, FrameBuffer, frame
-from .proto.v1 import game_pb2 as pb
+from ._errors import HostError
+from ._feed import Failure, clean_text
 
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _CHUNK = 1 << 16
@@ -125,19 +126,22 @@ class HostProcess:
         if hello.WhichOneof("kind") != "hello":
             self.kill()
             raise HostError(f"bot {self.bot!r} did not start with a Hello")
+        if hello.hello.protocol != PROTOCOL_VERSION:
+            self.kill()
+            raise HostError(f"bot {self.bot!r}'s host speaks protocol {hello.hello.protocol}, "
+                            f"this referee protocol {PROTOCOL_VERSION}: run both from the "
+                            "same tacocat-arena release")
         self.name = hello.hello.bot_name
         return self.name
 
     def close(self, timeout: float = 1.0) -> int | None:
-        """End the match politely (MatchEnd, end of input), then kill if it lingers.
+        """End the match politely (end of input), then kill if it lingers.
 
         Returns the exit status (negative: killed by that signal), ``None`` if never started.
         """
         proc = self._proc
         if proc is None:
             return None
-        if proc.poll() is None and self._broken is None:
-            self.send(match_end(0), time.monotonic() + min(timeout, 0.2))
         if proc.stdin is not None:
             with contextlib.suppress(OSError):
                 proc.stdin.close()

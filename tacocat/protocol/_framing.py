@@ -1,8 +1,9 @@
 """Constants of the game protocol, and the length-prefixed frames of its stdio transport.
 
-A frame is a 4-byte big-endian length followed by that many bytes of one ``ServerMessage``
-(referee to bot) or ``ClientMessage`` (bot to referee), as defined in
-``proto/tacocat/v1/game.proto``.
+A frame is a 4-byte big-endian length followed by that many bytes of one ``ServerFrame``
+(referee to bot: every message waiting for the bot) or ``ClientFrame`` (bot to referee: its
+answers), as defined in ``proto/tacocat/v1/game.proto``; the host's ``Hello`` is the one
+bare ``ClientMessage``.
 """
 
 from __future__ import annotations
@@ -18,15 +19,22 @@ REFEREE_SERVICE: Final = _SERVICE.full_name
 """``tacocat.v1.Referee``, as gRPC and reflection name it."""
 PLAY_METHOD: Final = f"/{REFEREE_SERVICE}/{_SERVICE.methods_by_name['Play'].name}"
 
+PROTOCOL_VERSION: Final = 2
+"""Batched games, per-game messages, incremental requests, reported thinking time
+(``game.proto``'s header says what changed from version 1)."""
+
 DEFAULT_PORT: Final = 50051
 DEFAULT_ADDRESS: Final = f"localhost:{DEFAULT_PORT}"
 DEFAULT_TIME_LIMIT: Final = 2.0
 """Seconds a seat has for each decision, unless the referee says otherwise."""
 
 MAX_CLIENT_MESSAGE: Final = 64 * 1024
-"""Largest message a bot may send. An action is a handful of ranks; the cap leaves room."""
+"""Largest message or frame a bot may send. An action is a handful of ranks; a frame of a
+batch's answers is a few hundred bytes; the cap leaves room."""
 MAX_SERVER_MESSAGE: Final = 1024 * 1024
-"""Largest message a referee sends (a game result with every round of a long game)."""
+"""Largest message or frame a referee sends (a batch's game results with every round)."""
+MAX_BATCH: Final = 256
+"""Most games a match plays at once: keeps a frame of requests far below the size limit."""
 MAX_ACTION_CARDS: Final = 64
 """More cards than this in one action is refused before the rules see it, so a hostile
 action cannot blow up the error text that goes into the replay record."""

@@ -18,6 +18,16 @@ its decisions (the opponent's discards, revealed duel cards, tricks, showdowns) 
 the next DecisionRequest or on the GameResult. Finished rounds are sent once each
 (`new_rounds`); the client keeps the history.
 
+Protocol version 2 (`PROTOCOL_VERSION`, announced in Hello and PlayRequest):
+  - a match may play several games at once (batched lockstep): every message names its
+    game, and a bot keeps one state per game;
+  - the sandbox transport carries a ServerFrame / ClientFrame per pipe write: every
+    message waiting for the bot in one frame, all its answers in one frame back;
+  - a DecisionRequest carries the seat's view packed as integers (`view`), and its
+    discards, duels and tricks only as far as they were added since the seat's previous
+    request of the same game and round (the client appends them);
+  - the client reports how long each decision took (`think_us`).
+
 Hidden information never leaves the referee: no message carries the opponent's hand,
 the draw pile, the shuffled deck or the seed that made it.
 """
@@ -226,6 +236,7 @@ class PlayRequest(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     OPPONENT_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     """The bot's display name; the record names the player "IDENTITY/BOT_NAME"."""
     games: _builtins.int
@@ -240,6 +251,8 @@ class PlayRequest(_message.Message):
     """House matches only: the match seed (empty: the referee picks one). Practice only: who
     knows the seed knows every deal.
     """
+    protocol: _builtins.int
+    """The protocol version the client speaks (PROTOCOL_VERSION); older clients send 0."""
     def __init__(
         self,
         *,
@@ -247,10 +260,11 @@ class PlayRequest(_message.Message):
         games: _builtins.int = ...,
         opponent: _builtins.str = ...,
         seed: _builtins.str = ...,
+        protocol: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "games", b"games", "opponent", b"opponent", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "games", b"games", "opponent", b"opponent", "protocol", b"protocol", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -264,17 +278,21 @@ class Hello(_message.Message):
 
     BOT_NAME_FIELD_NUMBER: _builtins.int
     SDK_VERSION_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     sdk_version: _builtins.str
+    protocol: _builtins.int
+    """the protocol version the host speaks (PROTOCOL_VERSION)"""
     def __init__(
         self,
         *,
         bot_name: _builtins.str = ...,
         sdk_version: _builtins.str = ...,
+        protocol: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "sdk_version", b"sdk_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "protocol", b"protocol", "sdk_version", b"sdk_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -288,9 +306,15 @@ class Action(_message.Message):
 
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
+    THINK_US_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     """Echoes DecisionRequest.request_id. Answers to requests that are no longer pending
     (the game ended meanwhile) are dropped.
+    """
+    think_us: _builtins.int
+    """Microseconds the bot spent on this decision, as the client measured it. Over the
+    decision's time limit, the game is forfeited on time even if the answer came back
+    within the whole batch's deadline.
     """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
@@ -303,10 +327,11 @@ class Action(_message.Message):
         *,
         request_id: _builtins.int = ...,
         cards: _abc.Iterable[_builtins.int] | None = ...,
+        think_us: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "request_id", b"request_id", "think_us", b"think_us"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -322,21 +347,66 @@ class BotFailure(_message.Message):
 
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    THINK_US_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     message: _builtins.str
+    think_us: _builtins.int
     def __init__(
         self,
         *,
         request_id: _builtins.int = ...,
         message: _builtins.str = ...,
+        think_us: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "request_id", b"request_id", "think_us", b"think_us"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BotFailure: _TypeAlias = BotFailure  # noqa: Y015
+
+@_typing.final
+class ServerFrame(_message.Message):
+    """The sandbox transport's unit: one frame on the pipe each way per lockstep step."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ServerMessage]: ...
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___ServerMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServerFrame: _TypeAlias = ServerFrame  # noqa: Y015
+
+@_typing.final
+class ClientFrame(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientMessage]: ...
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[Global___ClientMessage] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClientFrame: _TypeAlias = ClientFrame  # noqa: Y015
 
 @_typing.final
 class ServerMessage(_message.Message):
@@ -424,63 +494,36 @@ class DecisionRequest(_message.Message):
     DECISION_FIELD_NUMBER: _builtins.int
     TIME_LEFT_MS_FIELD_NUMBER: _builtins.int
     NEW_ROUNDS_FIELD_NUMBER: _builtins.int
-    ROUND_FIELD_NUMBER: _builtins.int
-    POSITION_FIELD_NUMBER: _builtins.int
-    COVERED_FIELD_NUMBER: _builtins.int
-    HAND_FIELD_NUMBER: _builtins.int
-    OPPONENT_CARDS_FIELD_NUMBER: _builtins.int
-    PILE_SIZE_FIELD_NUMBER: _builtins.int
-    DISCARDS_FIELD_NUMBER: _builtins.int
-    REPLACED_0_FIELD_NUMBER: _builtins.int
-    REPLACED_1_FIELD_NUMBER: _builtins.int
-    DUELS_FIELD_NUMBER: _builtins.int
-    TRICKS_FIELD_NUMBER: _builtins.int
-    ATTACKER_FIELD_NUMBER: _builtins.int
-    ATTACK_FIELD_NUMBER: _builtins.int
-    REPLACE_CAP_FIELD_NUMBER: _builtins.int
-    SCORE_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     decision: Global___Decision.ValueType
     time_left_ms: _builtins.int
-    round: _builtins.int
-    """This round, as the seat sees it."""
-    position: _builtins.int
-    opponent_cards: _builtins.int
-    pile_size: _builtins.int
-    attacker: _builtins.int
-    replace_cap: _builtins.int
-    """most cards to replace (REPLACE)"""
+    game: _builtins.int
+    """the game (GameStart.game) this request belongs to"""
     @_builtins.property
     def new_rounds(self) -> _containers.RepeatedCompositeFieldContainer[Global___PublicRound]:
-        """Rounds that ended since this seat's previous message, in order."""
+        """Rounds that ended since this seat's previous message of this game, in order."""
 
     @_builtins.property
-    def covered(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]: ...
-    @_builtins.property
-    def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """sorted"""
-
-    @_builtins.property
-    def discards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """face-up discards of this round, in the order laid"""
-
-    @_builtins.property
-    def replaced_0(self) -> Global___Cards:
-        """Revealed replacements; unset while not yet revealed."""
-
-    @_builtins.property
-    def replaced_1(self) -> Global___Cards: ...
-    @_builtins.property
-    def duels(self) -> _containers.RepeatedCompositeFieldContainer[Global___Duel]: ...
-    @_builtins.property
-    def tricks(self) -> _containers.RepeatedCompositeFieldContainer[Global___Trick]: ...
-    @_builtins.property
-    def attack(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """the attack to answer (DEFEND)"""
-
-    @_builtins.property
-    def score(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """rounds won by seat 0 and seat 1"""
+    def view(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """This round as the seat sees it, packed as integers (one repeated field is one cheap
+        call to encode and decode, where the typed fields of protocol 1 cost several times the
+        engine's whole decision). In order, "n, x1..xn" being a count then that many values:
+          round, position (-1..7), covered (bit i set: space i holds a tile),
+          opponent_cards, pile_size, replace_cap, score of seat 0, score of seat 1,
+          attacker (-1: none yet),
+          n, hand (sorted ranks),
+          n, attack to answer (DEFEND; else n = 0),
+          n, discards laid since this seat's previous request of this game and round,
+          n, cards seat 0 replaced (n = -1: not revealed yet),
+          n, cards seat 1 replaced (n = -1: not revealed yet),
+          n, duels since the previous request: n pairs "seat 0's card, seat 1's card",
+          n, tricks since the previous request: n times "attacker, k, k attack cards,
+             k response cards".
+        The client appends the discards, duels and tricks to what it was sent before in the
+        same round (a new round starts them empty).
+        """
 
     def __init__(
         self,
@@ -489,29 +532,14 @@ class DecisionRequest(_message.Message):
         decision: Global___Decision.ValueType = ...,
         time_left_ms: _builtins.int = ...,
         new_rounds: _abc.Iterable[Global___PublicRound] | None = ...,
-        round: _builtins.int = ...,
-        position: _builtins.int = ...,
-        covered: _abc.Iterable[_builtins.bool] | None = ...,
-        hand: _abc.Iterable[_builtins.int] | None = ...,
-        opponent_cards: _builtins.int = ...,
-        pile_size: _builtins.int = ...,
-        discards: _abc.Iterable[_builtins.int] | None = ...,
-        replaced_0: Global___Cards | None = ...,
-        replaced_1: Global___Cards | None = ...,
-        duels: _abc.Iterable[Global___Duel] | None = ...,
-        tricks: _abc.Iterable[Global___Trick] | None = ...,
-        attacker: _builtins.int | None = ...,
-        attack: _abc.Iterable[_builtins.int] | None = ...,
-        replace_cap: _builtins.int = ...,
-        score: _abc.Iterable[_builtins.int] | None = ...,
+        game: _builtins.int = ...,
+        view: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_attacker", b"_attacker", "attacker", b"attacker", "replaced_0", b"replaced_0", "replaced_1", b"replaced_1"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_attacker", b"_attacker", "attack", b"attack", "attacker", b"attacker", "covered", b"covered", "decision", b"decision", "discards", b"discards", "duels", b"duels", "hand", b"hand", "new_rounds", b"new_rounds", "opponent_cards", b"opponent_cards", "pile_size", b"pile_size", "position", b"position", "replace_cap", b"replace_cap", "replaced_0", b"replaced_0", "replaced_1", b"replaced_1", "request_id", b"request_id", "round", b"round", "score", b"score", "time_left_ms", b"time_left_ms", "tricks", b"tricks"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "game", b"game", "new_rounds", b"new_rounds", "request_id", b"request_id", "time_left_ms", b"time_left_ms", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType__attacker: _TypeAlias = _typing.Literal["attacker"]  # noqa: Y015
-    _WhichOneofArgType__attacker: _TypeAlias = _typing.Literal["_attacker", b"_attacker"]  # noqa: Y015
-    def WhichOneof(self, oneof_group: _WhichOneofArgType__attacker) -> _WhichOneofReturnType__attacker | None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DecisionRequest: _TypeAlias = DecisionRequest  # noqa: Y015
 
@@ -578,19 +606,23 @@ class Error(_message.Message):
     CODE_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     FATAL_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     code: Global___ErrorCode.ValueType
     message: _builtins.str
     fatal: _builtins.bool
+    game: _builtins.int
+    """the game a non-fatal error forfeited"""
     def __init__(
         self,
         *,
         code: Global___ErrorCode.ValueType = ...,
         message: _builtins.str = ...,
         fatal: _builtins.bool = ...,
+        game: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "fatal", b"fatal", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "fatal", b"fatal", "game", b"game", "message", b"message"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,45 @@
+"""The match runtime: the one loop every match is played by, its seats and its fault policy.
+
+- :func:`referee_match` / :func:`play_match`: play a match's schedule between two seats,
+  ``batch`` games at once in lockstep (:mod:`._loop`); :func:`play_in_process` for two
+  bots in this process;
+- seats: :class:`InProcessSeat` (a bot in this process), :class:`ProcessSeat` (a bot in a
+  :class:`HostProcess`, e.g. the arena's sandbox); the live referee's gRPC seat is the
+  server's and follows the same :class:`Seat` protocol;
+- :class:`FaultPolicy`: what each fault costs, restarts and giving up (the table in
+  :mod:`._policy`);
+- :class:`SeatFeed`: the referee's half of the protocol for a remote bot.
+
+Local play (``tacocat play``, :func:`tacocat.sdk.play_local`), the workers' matches and
+smoke tests, the live referee and the benchmarks all play through here; none has a loop of
+its own. Imports the engine and the protocol, never grpc.
+
+Exceptions::
+
+    RefereeError
+     ├── HostError            a bot host process could not be started
+     └── NoBotStartedError    neither bot of a match ever started (the machine's fault)
+"""
+
+from ._errors import HostError, NoBotStartedError, RefereeError
+from ._feed import DETAIL_LIMIT, Answer, Failure, SeatFeed, clean_text, error_message, match_end
+from ._host import HostProcess
+from ._loop import (
+    DEFAULT_BATCH,
+    GameSink,
+    PlayedMatch,
+    play_in_process,
+    play_match,
+    referee_match,
+    run_blocking,
+)
+from ._policy import DEFAULT_MAX_STRIKES, FaultPolicy, SideReport
+from ._seats import DecisionTimer, InProcessSeat, ProcessSeat, Seat
+
+__all__ = [
+    "DEFAULT_BATCH", "DEFAULT_MAX_STRIKES", "DETAIL_LIMIT",
+    "Answer", "DecisionTimer", "Failure", "FaultPolicy", "GameSink", "HostError",
+    "HostProcess", "InProcessSeat", "NoBotStartedError", "PlayedMatch", "ProcessSeat",
+    "RefereeError", "Seat", "SeatFeed", "SideReport", "clean_text", "error_message",
+    "match_end", "play_in_process", "play_match", "referee_match", "run_blocking",
+]

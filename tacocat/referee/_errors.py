@@ -1,0 +1,23 @@
+"""The referee's exceptions::
+
+    RefereeError
+     ├── HostError            a bot host process could not be started or did not say Hello
+     └── NoBotStartedError    neither bot of a match ever started: the machine is at fault,
+                              not the bots (a worker fails the job so it is retried)
+
+Bot faults are never exceptions: they are forfeits in the records.
+"""
+
+from __future__ import annotations
+
+
+class RefereeError(Exception):
+    """Root of every error raised by :mod:`tacocat.referee`."""
+
+
+class HostError(RefereeError):
+    """A bot host process could not be started or did not announce itself in time."""
+
+
+class NoBotStartedError(RefereeError):
+    """Neither bot process of a match started, which points at the machine, not the bots."""

@@ -1,0 +1,309 @@
+"""The seats: one bot of a match as :func:`~tacocat.referee.referee_match` sees it.
+
+A seat queues what its bot must be told (game starts, requests, refusals, results), sends it
+all at once in :meth:`Seat.send` (one frame per lockstep step for a bot process, so the pipe
+round trip is paid once for every game in flight), and hands back the answers in the order
+asked. :class:`InProcessSeat` is a :class:`Bot` in this process, :class:`ProcessSeat` a bot
+in a :class:`HostProcess` (the arena's sandbox); the live referee's seat (a gRPC stream) is
+the server's. The methods of these two never suspend, so they sit at a table run without an
+event loop (:func:`~tacocat.referee.play_match`) as well as at an asyncio one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from google.protobuf.message import DecodeError
+
+from tacocat.engine import (
+    Bot,
+    BotDriver,
+    Fault,
+    Observation,
+    Outcome,
+    Round,
+    Ruleset,
+    bot_factory,
+    describe_exception,
+)
+from tacocat.protocol import MAX_CLIENT_MESSAGE
+from tacocat.protocol.proto.v1 import game_pb2 as pb
+
+from ._errors import HostError
+from ._feed import Answer, Failure, SeatFeed
+from ._host import HostProcess
+
+DecisionTimer = Callable[[float], None]
+"""Called with each decision's seconds (failures included): how metrics time decisions."""
+
+
+class Seat(Protocol):
+    """One bot of a match: the I/O the loop needs, nothing else."""
+
+    @property
+    def broken(self) -> Failure | None:
+        """Why the bot lost every game in flight (its process died, went silent, garbled its
+        output or did not start); ``None`` while it works."""
+
+    @property
+    def lost(self) -> str | None:
+        """Why the bot can never play again (a live client left); ``None`` otherwise."""
+
+    @property
+    def never_started(self) -> bool:
+        """Whether no process of this bot ever came up (only a process seat can say yes)."""
+
+    def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
+        """A game begins, the bot in ``seat``."""
+
+    def ask(self, game: int, obs: Observation) -> None:
+        """Ask for ``obs.decision`` in ``game``."""
+
+    def refuse(self, game: int, failure: Failure) -> None:
+        """Tell the bot it forfeits ``game``, and why."""
+
+    def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
+        """``game`` ended (``rounds``: all of its rounds, public)."""
+
+    async def send(self) -> None:
+        """Send everything queued; the bot's clock starts for every request in it."""
+
+    async def answers(self) -> list[Answer]:
+        """The answers to the requests sent since the last call, in the order asked."""
+
+    def restart(self) -> None:
+        """After :attr:`broken`: forget the games in flight, be ready for new ones."""
+
+    def give_up(self, failure: Failure) -> None:
+        """The side gave up: release what it holds (its process, its stream)."""
+
+
+class InProcessSeat:
+    """A :class:`Bot` in this process, one bot object per game (``bot`` is a factory or a
+    bot to copy for each game: :func:`~tacocat.engine.bot_factory`).
+
+    A bot that raises forfeits that game with ``crash``. With ``time_limit``, a decision
+    that took longer forfeits on time once it returns (a bot in this process cannot be
+    interrupted; ``None`` measures nothing, for stepping through a bot in a debugger).
+    """
+
+    __slots__ = ("_answers", "_drivers", "_failed", "factory", "on_decision", "time_limit")
+
+    broken: Failure | None = None
+    lost: str | None = None
+    never_started = False
+
+    def __init__(self, bot: Bot | Callable[[], Bot], *, time_limit: float | None = None,
+                 on_decision: DecisionTimer | None = None) -> None:
+        self.factory = bot_factory(bot)
+        self.time_limit = time_limit
+        self.on_decision = on_decision
+        self._drivers: dict[int, BotDriver] = {}
+        self._failed: dict[int, Failure] = {}
+        self._answers: list[Answer] = []
+
+    def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
+        try:
+            driver = BotDriver(self.factory())
+            driver.start(seat, rules, opponent)
+        except Exception as exc:  # the bot's failure shows when it is asked
+            self._failed[game] = Failure(Fault.CRASH, describe_exception(exc))
+            return
+        self._drivers[game] = driver
+
+    def ask(self, game: int, obs: Observation) -> None:
+        failed = self._failed.get(game)
+        if failed is not None:
+            self._answers.append(failed)
+            return
+        decide = self._drivers[game].decide
+        if self.time_limit is None and self.on_decision is None:
+            try:
+                self._answers.append(decide(obs))
+            except Exception as exc:  # any bot failure is a forfeit
+                self._answers.append(Failure(Fault.CRASH, describe_exception(exc)))
+            return
+        started = time.perf_counter()
+        try:
+            answer: Answer = decide(obs)
+        except Exception as exc:
+            answer = Failure(Fault.CRASH, describe_exception(exc))
+        took = time.perf_counter() - started
+        if self.on_decision is not None:
+            self.on_decision(took)
+        if self.time_limit is not None and took > self.time_limit:
+            answer = Failure(Fault.TIMEOUT, f"took {took:.3g} s; the limit is "
+                                            f"{self.time_limit:g} s")
+        self._answers.append(answer)
+
+    def refuse(self, game: int, failure: Failure) -> None:
+        pass
+
+    def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
+        self._failed.pop(game, None)
+        driver = self._drivers.pop(game, None)
+        if driver is not None:
+            with contextlib.suppress(Exception):  # a hook failing after the game changes nothing
+                driver.finish(outcome, rounds)
+
+    async def send(self) -> None:
+        pass
+
+    async def answers(self) -> list[Answer]:
+        answers, self._answers = self._answers, []
+        return answers
+
+    def restart(self) -> None:
+        pass
+
+    def give_up(self, failure: Failure) -> None:
+        pass
+
+
+class ProcessSeat:
+    """A bot in a :class:`HostProcess`, with ``time_limit`` seconds per decision.
+
+    The process is started when the first frame goes out (and again after :meth:`restart`);
+    one that cannot be started is :attr:`broken` with ``crash``. A frame of ``k`` requests
+    must be answered within ``k x time_limit`` (the backstop: past it the process is killed);
+    each decision's own time, as the host measured it, must stay within ``time_limit``. The
+    methods block on the pipes: play through :func:`~tacocat.referee.play_match`, or from a
+    thread.
+
+    ``on_decision`` gets each decision's seconds as the host measured them (failures of the
+    whole frame count the time waited): how a worker times sandboxed decisions.
+    """
+
+    def __init__(self, host: HostProcess, time_limit: float, *,
+                 on_decision: DecisionTimer | None = None) -> None:
+        if time_limit <= 0:
+            raise ValueError(f"time_limit must be positive, got {time_limit}")
+        self.host = host
+        self.time_limit = time_limit
+        self.on_decision = on_decision
+        self.feed = SeatFeed(time_limit)
+        self.broken: Failure | None = None
+        self.never_started = True
+        self.lost: str | None = None
+        self.starts = 0
+        self.start_seconds = 0.0
+        """Wall time spent starting processes (until their Hello)."""
+        self._frame = pb.ServerFrame()
+        self._asked: list[int] = []
+        self._sent: list[int] = []
+        self._deadline = 0.0
+        self._sent_at = 0.0
+
+    # -- queueing ---------------------------------------------------------------------------
+
+    def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
+        self.feed.game_start(self._frame.messages.add(), game, games, seat, rules, opponent)
+
+    def ask(self, game: int, obs: Observation) -> None:
+        self._asked.append(self.feed.request(self._frame.messages.add(), game, obs))
+
+    def refuse(self, game: int, failure: Failure) -> None:
+        if self.feed.knows(game):
+            self.feed.refusal(self._frame.messages.add(), game, failure)
+
+    def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
+        if self.feed.knows(game):  # not a game a dead process had
+            self.feed.result(self._frame.messages.add(), game, outcome, rounds)
+
+    # -- the pipe ---------------------------------------------------------------------------
+
+    async def send(self) -> None:
+        self._sent, self._asked = self._asked, []
+        frame, self._frame = self._frame, pb.ServerFrame()
+        if self.broken is not None or not frame.messages:
+            return
+        if not self.host.running and not self._start_process():
+            return
+        now = time.monotonic()
+        self._sent_at = now
+        # The backstop: every decision of the frame may take its whole limit, one by one.
+        self._deadline = now + max(1, len(self._sent)) * self.time_limit
+        failed = self.host.send(frame.SerializeToString(), self._deadline)
+        if failed is not None:
+            self._break(failed)
+
+    async def answers(self) -> list[Answer]:
+        sent, self._sent = self._sent, []
+        if not sent:
+            return []
+        got: dict[int, Answer] = {}
+        while self.broken is None and len(got) < len(sent):
+            data = self.host.receive(self._deadline)
+            if isinstance(data, Failure):
+                if data.fault is Fault.TIMEOUT:
+                    data = Failure(Fault.TIMEOUT, f"no answer to {len(sent) - len(got)} "
+                                   f"decision{'s' * (len(sent) - len(got) != 1)} within "
+                                   f"{len(sent) * self.time_limit:g} s")
+                self._break(data)
+                break
+            self._read_frame(data, got)
+        if self.broken is not None:
+            if self.on_decision is not None:
+                waited = time.monotonic() - self._sent_at
+                for _ in range(len(sent) - len(got)):
+                    self.on_decision(waited)
+            return [got.get(request_id, self.broken) for request_id in sent]
+        return [got[request_id] for request_id in sent]
+
+    def _read_frame(self, data: bytes, got: dict[int, Answer]) -> None:
+        if len(data) > MAX_CLIENT_MESSAGE:
+            self._break(Failure(Fault.PROTOCOL, f"a frame of {len(data)} bytes exceeds the "
+                                                f"{MAX_CLIENT_MESSAGE}-byte limit"))
+            return
+        try:
+            frame = pb.ClientFrame.FromString(data)
+        except DecodeError:
+            self._break(Failure(Fault.PROTOCOL, f"undecodable frame ({len(data)} bytes)"))
+            return
+        timer = self.on_decision
+        for msg in frame.messages:
+            sorted_ = self.feed.read(msg)
+            if isinstance(sorted_, Failure):
+                self._break(sorted_)
+                return
+            if sorted_ is not None:
+                request_id, answer = sorted_
+                got[request_id] = answer
+                if timer is not None:
+                    kind = msg.WhichOneof("kind")
+                    think = msg.action.think_us if kind == "action" else msg.failure.think_us
+                    timer(think / 1e6)
+
+    def _start_process(self) -> bool:
+        started = time.perf_counter()
+        self.starts += 1
+        try:
+            self.host.start()
+        except HostError as exc:
+            self._break(Failure(Fault.CRASH, str(exc)))
+            return False
+        finally:
+            self.start_seconds += time.perf_counter() - started
+        self.never_started = False
+        return True
+
+    def _break(self, failure: Failure) -> None:
+        if self.broken is None:
+            self.broken = failure
+
+    # -- after a fault ----------------------------------------------------------------------
+
+    def restart(self) -> None:
+        """Kill the process (stuck, garbled or dead: the next frame starts a fresh one)."""
+        self.host.kill()
+        self.feed.forget()
+        self._frame = pb.ServerFrame()
+        self._asked, self._sent = [], []
+        self.broken = None
+
+    def give_up(self, failure: Failure) -> None:
+        self.host.kill()
+        self.feed.forget()
