@@ -251,7 +251,8 @@ async def _one_client(address: str, number: int, deadline: float) -> dict[str, A
     options = [("grpc.use_local_subchannel_pool", 1)]  # one connection per client
     while time.time() < deadline:
         try:
-            results = await connect_async(bot, address, None, games=1, opponent="house:greedy",
+            results = await connect_async(bot.itself, address, None, games=1,
+                                          opponent="house:greedy",
                                           name=f"load{number}", options=options, timeout=120)
         except Exception as exc:  # every failure is counted and reported
             errors.append(f"client {number}: {type(exc).__name__}: {exc}"[:300])

@@ -129,6 +129,10 @@ class _TimedGreedy(GreedyBot):
         self.wait_times: list[float] = []
         self._last = 0.0
 
+    def itself(self) -> _TimedGreedy:
+        """A bot factory that always gives this bot: its timings span the whole match."""
+        return self
+
     def on_game_start(self, seat: int, ruleset: Ruleset, opponent: str) -> None:
         self._last = 0.0
 
@@ -181,8 +185,9 @@ async def _clients(address: str, first: int, count: int, games: int, opponent: s
     live = opponent == LIVE
     # One connection per client, as separate players would have.
     options = [("grpc.use_local_subchannel_pool", 1)]
+    # ``itself``: every game with the same bot object, which keeps the timings.
     await asyncio.gather(*(
-        connect_async(bot, address, f"t{first + i}" if live else None, games=games,
+        connect_async(bot.itself, address, f"t{first + i}" if live else None, games=games,
                       opponent=None if live else opponent, name=f"bench{first + i}",
                       options=options)
         for i, bot in enumerate(bots)))

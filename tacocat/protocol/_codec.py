@@ -314,47 +314,59 @@ class ObservationDecoder:
     def _unpack(self, view: list[int], decision: Decision,
                 history: tuple[Round, ...]) -> Observation:
         (round_, position, covered, opponent_cards, pile_size, replace_cap, score_0, score_1,
-         attacker, n) = view[:10]
+         attacker) = view[:9]
         if round_ != self._round:
             self._round = round_
             self._discards, self._duels, self._tricks = (), (), ()
-        at = 10
-        hand = tuple(view[at:at + n])
-        at += n
-        n = view[at]
+        size = len(view)
+
+        def count(at: int, *, unset: bool = False) -> int:
+            # A count the rest of the view can hold (a hostile one must not loop or reach
+            # back: negative indices are valid Python).
+            n = view[at]
+            if not (0 <= n <= size - at or (unset and n == _NOT_REVEALED)):
+                raise ValueError(f"count {n} at position {at}")
+            return n
+
+        at = 9
+        n = count(at)
+        hand = tuple(view[at + 1:at + 1 + n])
+        at += 1 + n
+        n = count(at)
         attack = tuple(view[at + 1:at + 1 + n])
         at += 1 + n
-        n = view[at]
+        n = count(at)
         if n:
             self._discards += tuple(view[at + 1:at + 1 + n])
         at += 1 + n
         replaced: list[tuple[int, ...] | None] = []
         for _ in (0, 1):
-            n = view[at]
+            n = count(at, unset=True)
             if n == _NOT_REVEALED:
                 replaced.append(None)
                 at += 1
             else:
                 replaced.append(tuple(view[at + 1:at + 1 + n]))
                 at += 1 + n
-        n = view[at]
+        n = count(at)
         at += 1
         if n:
             self._duels += tuple([(view[i], view[i + 1]) for i in range(at, at + 2 * n, 2)])
             at += 2 * n
-        n = view[at]
+        n = count(at)
         at += 1
         if n:
             tricks = []
             for _ in range(n):
-                trick_attacker, k = view[at], view[at + 1]
+                trick_attacker = view[at]
+                k = count(at + 1)
                 at += 2
                 tricks.append(_new_tuple(Trick, (trick_attacker, tuple(view[at:at + k]),
                                                  tuple(view[at + k:at + 2 * k]))))
                 at += 2 * k
             self._tricks += tuple(tricks)
-        if at != len(view) or len(hand) != view[9]:
-            raise ValueError(f"{len(view) - at} numbers left over")
+        if at != size:
+            raise ValueError(f"{size - at} numbers left over")
         # tuple.__new__ skips the named tuple's Python-level __new__: this runs per decision.
         return _new_tuple(Observation, (
             self.seat, decision, self.ruleset, round_, position,

@@ -16,12 +16,12 @@ its own. Imports the engine and the protocol, never grpc.
 
 Exceptions::
 
-    RefereeError
+    MatchRuntimeError
      ├── HostError            a bot host process could not be started
      └── NoBotStartedError    neither bot of a match ever started (the machine's fault)
 """
 
-from ._errors import HostError, NoBotStartedError, RefereeError
+from ._errors import HostError, MatchRuntimeError, NoBotStartedError
 from ._feed import DETAIL_LIMIT, Answer, Failure, SeatFeed, clean_text, error_message, match_end
 from ._host import HostProcess
 from ._loop import (
@@ -37,9 +37,29 @@ from ._policy import DEFAULT_MAX_STRIKES, FaultPolicy, SideReport
 from ._seats import DecisionTimer, InProcessSeat, ProcessSeat, Seat
 
 __all__ = [
-    "DEFAULT_BATCH", "DEFAULT_MAX_STRIKES", "DETAIL_LIMIT",
-    "Answer", "DecisionTimer", "Failure", "FaultPolicy", "GameSink", "HostError",
-    "HostProcess", "InProcessSeat", "NoBotStartedError", "PlayedMatch", "ProcessSeat",
-    "RefereeError", "Seat", "SeatFeed", "SideReport", "clean_text", "error_message",
-    "match_end", "play_in_process", "play_match", "referee_match", "run_blocking",
+    "DEFAULT_BATCH",
+    "DEFAULT_MAX_STRIKES",
+    "DETAIL_LIMIT",
+    "Answer",
+    "DecisionTimer",
+    "Failure",
+    "FaultPolicy",
+    "GameSink",
+    "HostError",
+    "HostProcess",
+    "InProcessSeat",
+    "MatchRuntimeError",
+    "NoBotStartedError",
+    "PlayedMatch",
+    "ProcessSeat",
+    "Seat",
+    "SeatFeed",
+    "SideReport",
+    "clean_text",
+    "error_message",
+    "match_end",
+    "play_in_process",
+    "play_match",
+    "referee_match",
+    "run_blocking",
 ]

@@ -1,6 +1,6 @@
 """The referee's exceptions::
 
-    RefereeError
+    MatchRuntimeError
      ├── HostError            a bot host process could not be started or did not say Hello
      └── NoBotStartedError    neither bot of a match ever started: the machine is at fault,
                               not the bots (a worker fails the job so it is retried)
@@ -11,13 +11,13 @@ Bot faults are never exceptions: they are forfeits in the records.
 from __future__ import annotations
 
 
-class RefereeError(Exception):
+class MatchRuntimeError(Exception):
     """Root of every error raised by :mod:`tacocat.referee`."""
 
 
-class HostError(RefereeError):
+class HostError(MatchRuntimeError):
     """A bot host process could not be started or did not announce itself in time."""
 
 
-class NoBotStartedError(RefereeError):
+class NoBotStartedError(MatchRuntimeError):
     """Neither bot process of a match started, which points at the machine, not the bots."""

@@ -217,6 +217,7 @@ class HostProcess:
         proc = self._proc
         if proc is None or proc.stdout is None:
             return Failure(Fault.CRASH, "not started")
+        looked_late = False
         while True:
             try:
                 data = self._frames.next()
@@ -229,6 +230,13 @@ class HostProcess:
                 return self._ended()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                # One last look at the pipe: an answer that came in time may be waiting
+                # there while the referee was busy with the other bot.
+                if not looked_late:
+                    looked_late = True
+                    for ready, _ in self._poll_read.poll(0):
+                        self._drain(ready)
+                    continue
                 if self._frames.partial:
                     self._broken = Failure(Fault.PROTOCOL, "truncated frame: only "
                                            f"{self._frames.describe_partial()} by the deadline")

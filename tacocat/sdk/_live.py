@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import grpc
@@ -21,6 +21,7 @@ from tacocat.protocol import (
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ConnectionLostError, ProtocolError, SdkError
+from ._local import name_of
 from ._session import BotSession, GameResult
 from ._tls import TlsOption, connect_hint, resolve_tls
 
@@ -38,12 +39,16 @@ CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
 )
 
 
-def connect(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, *,
+def connect(bot: Bot | Callable[[], Bot], address: str = DEFAULT_ADDRESS,
+            token: str | None = None, *,
             games: int = 1, opponent: str | None = "house:greedy", seed: str | None = None,
             name: str | None = None, tls: TlsOption = None,
             credentials: grpc.ChannelCredentials | None = None,
             timeout: float | None = None) -> list[GameResult]:
     """Play a live match at the referee on ``address``; blocks until it ends.
+
+    Each game is played by its own copy of ``bot`` (or by what ``bot()`` returns, when it is
+    a bot class or another factory), as in :func:`play_local`.
 
     ``opponent`` is ``house:NAME``, or ``None``/``"live"`` to be paired with another live
     client that asked for as many games (that needs a ``token``: anonymous clients play
@@ -71,7 +76,8 @@ def connect(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, 
                                      timeout=timeout))
 
 
-async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | None = None, *,
+async def connect_async(bot: Bot | Callable[[], Bot], address: str = DEFAULT_ADDRESS,
+                        token: str | None = None, *,
                         games: int = 1, opponent: str | None = "house:greedy",
                         seed: str | None = None, name: str | None = None,
                         tls: TlsOption = None,
@@ -82,7 +88,7 @@ async def connect_async(bot: Bot, address: str = DEFAULT_ADDRESS, token: str | N
     bot's decision blocks the loop while it runs."""
     hello = pb.ClientMessage()
     play = hello.play
-    play.bot_name = name or bot.name
+    play.bot_name = name or name_of(bot)
     play.games = games
     play.opponent = "" if opponent is None or opponent == LIVE else opponent
     play.seed = seed or ""

@@ -29,7 +29,7 @@ def play_local(bot: Bot | Callable[[], Bot],
     bot's name in it (default the bot's ``name``).
     """
     other = load_bot_class(opponent) if isinstance(opponent, str) else opponent
-    names = (name or _name_of(bot), opponent if isinstance(opponent, str) else _name_of(other))
+    names = (name or name_of(bot), opponent if isinstance(opponent, str) else name_of(other))
     played = play_in_process(bot, other, duplicate_pairs(games, seed), names=names, rules=rules,
                              batch=batch, time_limit=time_limit)
     results = []
@@ -42,7 +42,7 @@ def play_local(bot: Bot | Callable[[], Bot],
     return results
 
 
-def _name_of(bot: Bot | Callable[[], Bot]) -> str:
+def name_of(bot: Bot | Callable[[], Bot]) -> str:
     """A bot's ``name`` (a class attribute, so a bot class has it too)."""
     name = getattr(bot, "name", None)
     return name if isinstance(name, str) else "bot"

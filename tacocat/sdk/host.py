@@ -20,10 +20,16 @@ from typing import BinaryIO
 from google.protobuf.message import DecodeError
 
 import tacocat
-from tacocat.protocol import MAX_SERVER_MESSAGE, PROTOCOL_VERSION, frame, read_frame
+from tacocat.protocol import (
+    MAX_SERVER_MESSAGE,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    frame,
+    read_frame,
+)
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
-from ._errors import BotLoadError, ProtocolError, RefereeError
+from ._errors import BotLoadError, RefereeError
 from ._loader import load_bot_class, make_bot
 from ._session import BotSession
 

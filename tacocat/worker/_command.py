@@ -31,7 +31,7 @@ log = logging.getLogger("tacocat.worker.sandbox")
 class SandboxedCommand:
     """Everything needed to start one bot process, and to clean up after it.
 
-    Pass :meth:`host_process_kwargs` to :class:`tacocat.sdk.HostProcess` (or ``argv``,
+    Pass :meth:`host_process_kwargs` to :class:`tacocat.referee.HostProcess` (or ``argv``,
     ``env``, ``cwd``, ``preexec_fn`` and ``pass_fds`` to :class:`subprocess.Popen`). It can
     be started again after the previous process ended (the referee restarts crashed bots).
     Call :meth:`close` when the bot is done (after the process was killed and reaped):
@@ -58,7 +58,7 @@ class SandboxedCommand:
                 "start_new_session": True}
 
     def host_process_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`tacocat.sdk.HostProcess` (besides the bot name)."""
+        """Keyword arguments for :class:`tacocat.referee.HostProcess` (besides the bot name)."""
         return {"command": self.argv, "env": self.env, "cwd": self.cwd,
                 "preexec_fn": self.preexec_fn, "popen_kwargs": {"pass_fds": self.pass_fds}}
 

@@ -1,7 +1,7 @@
 """How a worker starts bot processes: the sandbox policy plus where the process runs.
 
 A :class:`Launcher` turns "run this bot's host for one match" into a ready command for
-:class:`tacocat.sdk.HostProcess`. The isolation itself (bubblewrap, seccomp, rlimits, a pids
+:class:`tacocat.referee.HostProcess`. The isolation itself (bubblewrap, seccomp, rlimits, a pids
 bound, the parent-death signal) is :mod:`tacocat.worker.sandbox`'s; the launcher only picks
 sandboxed or not (house bots are our own code and skip the namespaces, but keep the limits)
 and adds CPU placement:

@@ -17,8 +17,8 @@ import redis as redis_py
 
 from tacocat.arena import Arena, Match, MatchResult, User
 from tacocat.engine import Bot, Observation
-from tacocat.referee import play_in_process
 from tacocat.engine.bots import GreedyBot, RandomBot
+from tacocat.referee import play_in_process
 
 BotFactory = Callable[[], Bot]
 

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 from tacocat.arena import Arena, User
 from tacocat.arena.users import issue_token
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.sdk import ArenaClient
 from tacocat.sdk.arena import ARENA_SERVICE
-from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tests.server.arena_server import ServerThread, serve_in_thread
 
 from .helpers import Field, bot_source

@@ -24,13 +24,13 @@ from tacocat.engine import (
     Bot,
     Reason,
     Ruleset,
+    duplicate_pairs,
     house_bot,
     legal_attacks,
-    duplicate_pairs,
     legal_defences,
 )
-from tacocat.referee import play_in_process
 from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot, _strong
+from tacocat.referee import play_in_process
 
 Z95 = 1.959964
 

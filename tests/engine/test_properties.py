@@ -51,9 +51,9 @@ from tacocat.engine import (
     Reason,
     Round,
     Ruleset,
+    ScheduledGame,
     Table,
     TieRule,
-    ScheduledGame,
     duplicate_pairs,
 )
 from tacocat.engine.bots import GreedyBot, RandomBot

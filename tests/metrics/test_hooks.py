@@ -22,7 +22,7 @@ import redis as redis_py
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from tacocat.arena import MatchStatus
-from tacocat.engine import STANDARD, Fault, Observation
+from tacocat.engine import STANDARD, Fault, Observation, duplicate_pairs
 from tacocat.engine.bots import GreedyBot
 from tacocat.sdk import connect
 from tacocat.server import FinishedGame, RecordLog, RefereeConfig, RefereeService
@@ -241,8 +241,8 @@ def test_a_sandboxed_timeout_is_observed_as_a_decision(tmp_path: Path) -> None:
     seconds: list[float] = []
     with MatchPlayer(_context(None).launcher, bot("good@1", good_bot("good")),
                      bot("slow@1", SLOW_FIRST_DUEL), STANDARD, time_limit=0.3,
-                     max_restarts=0, on_decision=seconds.append) as player:
-        played = player.play(1, lambda i: "timeout/0", lambda i: 0)
+                     max_strikes=1, on_decision=seconds.append) as player:
+        played = player.play(duplicate_pairs(1, "timeout"))
     (record,) = played.records
     assert record.result.fault is Fault.TIMEOUT
     # Clean decisions take milliseconds; the one that timed out took the limit.

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from tacocat.engine import duplicate_pairs
 from tacocat.engine.bots import RandomBot
-from tacocat.sdk import HostProcess, connect, play_hosted_match, play_local
+from tacocat.referee import HostProcess, ProcessSeat, play_match
+from tacocat.sdk import connect, play_local
 from tests.live_referee import PLAYERS, ThreadReferee
 
-BOT_FILE = Path(__file__).parent / "bots" / "seeded_random.py"
+BOT_FILE = Path(__file__).parents[1] / "referee" / "bots" / "seeded_random.py"
 GAMES = 6
 SEED = "same-everywhere"
 NAMES = ("alice/seeded", "house:greedy")
@@ -27,7 +29,9 @@ def test_the_same_bot_and_seed_give_identical_records(referee: ThreadReferee) ->
     local = [r.record for r in play_local(RandomBot(42), "house:greedy", GAMES, SEED,
                                           name=NAMES[0])]
     with HostProcess(str(BOT_FILE)) as host, HostProcess("house:greedy") as house:
-        hosted = [g.record for g in play_hosted_match(host, house, GAMES, SEED, names=NAMES)]
+        hosted = [g.record for g in play_match((ProcessSeat(host, 5.0), ProcessSeat(house, 5.0)),
+                                               duplicate_pairs(GAMES, SEED), names=NAMES,
+                                               batch=GAMES).games]
     results = connect(RandomBot(42), referee.address, PLAYERS["alice"], games=GAMES,
                       opponent="house:greedy", seed=SEED, name="seeded")
     live = referee.records([NAMES[0]])[-GAMES:]

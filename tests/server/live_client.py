@@ -22,8 +22,9 @@ from collections.abc import Iterator
 import grpc
 
 from tacocat.engine.bots import GreedyBot
-from tacocat.sdk import PLAY_METHOD, SdkError, connect, lowest_response
+from tacocat.protocol import PLAY_METHOD, PROTOCOL_VERSION
 from tacocat.protocol.proto.v1 import game_pb2 as pb
+from tacocat.sdk import SdkError, connect, lowest_response
 
 
 def report(**fields: object) -> None:
@@ -66,6 +67,7 @@ def raw(address: str, name: str, mode: str) -> None:
     hello.play.bot_name = name
     hello.play.games = 2
     hello.play.opponent = "house:greedy"
+    hello.play.protocol = PROTOCOL_VERSION
     outbox.put(hello.SerializeToString())
     channel = grpc.insecure_channel(address)
     stream = channel.stream_stream(PLAY_METHOD)(requests())
@@ -89,9 +91,12 @@ def raw(address: str, name: str, mode: str) -> None:
         else:
             reply = pb.ClientMessage()
             reply.action.request_id = msg.request.request_id
-            hand = list(msg.request.hand)
+            # The packed view (game.proto): ..., n, hand, k, attack, ...
+            view = list(msg.request.view)
+            n = view[9]
+            hand, attack = view[10:10 + n], view[11 + n:11 + n + view[10 + n]]
             if msg.request.decision == pb.DECISION_DEFEND:
-                reply.action.cards.extend(lowest_response(sorted(hand), list(msg.request.attack)))
+                reply.action.cards.extend(lowest_response(sorted(hand), attack))
             elif msg.request.decision != pb.DECISION_REPLACE:
                 reply.action.cards.append(max(hand))
             outbox.put(reply.SerializeToString())

@@ -31,20 +31,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tacocat.engine import STANDARD, Fault, Reason
+from tacocat.engine import STANDARD, Fault, Reason, duplicate_pairs
 from tacocat.engine.bots import GreedyBot
-from tacocat.sdk import (
-    MAX_CLIENT_MESSAGE,
-    PLAY_METHOD,
-    BotSession,
-    HostProcess,
-    ProtocolError,
-    RefereeError,
-    connect,
-    play_hosted_match,
-)
-from tacocat.sdk._codec import ruleset_to_pb
+from tacocat.protocol import MAX_CLIENT_MESSAGE, PLAY_METHOD, PROTOCOL_VERSION, ruleset_to_pb
 from tacocat.protocol.proto.v1 import game_pb2 as pb
+from tacocat.referee import HostProcess, InProcessSeat, ProcessSeat, play_match
+from tacocat.sdk import ProtocolError, RefereeError, connect
+from tacocat.sdk._session import BotSession
 from tests.arena.hostile import messages
 from tests.live_referee import ROOT, ThreadReferee
 
@@ -130,6 +123,7 @@ async def misbehave(address: str, name: str, at: int, garbage: list[bytes],
     session = BotSession(GreedyBot())
     hello = pb.ClientMessage()
     hello.play.games, hello.play.opponent, hello.play.bot_name = 2, "house:random", name
+    hello.play.protocol = PROTOCOL_VERSION
     ended: str | None = None
     async with grpc.aio.insecure_channel(address) as channel:
         call = channel.stream_stream(PLAY_METHOD)(timeout=15)
@@ -237,12 +231,16 @@ def frame_streams(draw: st.DrawFn) -> bytes:
     """Bytes for a host's stdin: frames of random messages, raw bytes, lying lengths."""
     parts = []
     if draw(st.booleans()):
-        parts.append(_frame(_game_start(draw(st.integers(0, 1))).SerializeToString()))
+        start = pb.ServerFrame()
+        start.messages.append(_game_start(draw(st.integers(0, 1))))
+        parts.append(_frame(start.SerializeToString()))
     for _ in range(draw(st.integers(0, 4))):
         kind = draw(st.sampled_from(["message", "raw", "huge", "cut"]))
         if kind == "message":
-            parts.append(_frame(draw(messages(pb.ServerMessage.DESCRIPTOR, pb.ServerMessage))
-                                .SerializeToString()))
+            batch = pb.ServerFrame()
+            batch.messages.extend(draw(st.lists(
+                messages(pb.ServerMessage.DESCRIPTOR, pb.ServerMessage), max_size=3)))
+            parts.append(_frame(batch.SerializeToString()))
         elif kind == "raw":
             parts.append(_frame(draw(st.binary(max_size=100))))
         elif kind == "huge":
@@ -263,14 +261,17 @@ def test_the_stdio_host_exits_cleanly_on_random_frames(stream: bytes) -> None:
     assert "Traceback" not in err, err
     if done.returncode == 4:
         assert err.strip().splitlines()[-1].startswith("tacocat.sdk.host: "), err
-    # Whatever came in, what went out is well-framed ClientMessages, starting with Hello.
+    # Whatever came in, what went out is well-framed: a Hello, then ClientFrames of answers.
     out, replies = done.stdout, []
     while out:
         (size,) = struct.unpack(">I", out[:4])
-        replies.append(pb.ClientMessage.FromString(out[4:4 + size]))
         assert len(out) >= 4 + size
+        replies.append(out[4:4 + size])
         out = out[4 + size:]
-    assert replies and replies[0].WhichOneof("kind") == "hello"
+    assert replies and pb.ClientMessage.FromString(replies[0]).WhichOneof("kind") == "hello"
+    for data in replies[1:]:
+        for reply in pb.ClientFrame.FromString(data).messages:
+            assert reply.WhichOneof("kind") in ("action", "failure")
 
 
 # ------------------------------------------------------------------ stdio, referee side
@@ -279,10 +280,28 @@ FAKE_BOT = r"""
 import os, sys, struct
 hello = bytes.fromhex(sys.argv[1]); garbage = bytes.fromhex(sys.argv[2])
 os.write(1, struct.pack(">I", len(hello)) + hello)
+
+def has_request(body):
+    # A ServerFrame is field 1 (tag 0x0a) repeated: a varint length, then a ServerMessage,
+    # whose field 2 (first byte 0x12) is a decision request. No protobuf under -S.
+    i = 0
+    while i < len(body):
+        i += 1
+        size = shift = 0
+        while True:
+            byte = body[i]; i += 1
+            size |= (byte & 0x7F) << shift; shift += 7
+            if byte < 0x80:
+                break
+        if body[i:i + 1] == b"\x12":
+            return True
+        i += size
+    return False
+
 header = sys.stdin.buffer.read(4)
 while len(header) == 4:
     body = sys.stdin.buffer.read(struct.unpack(">I", header)[0])
-    if body[:1] == b"\x12":  # field 2 of ServerMessage: a decision request
+    if has_request(body):
         os.write(1, garbage)
         sys.exit(int(sys.argv[3]))
     header = sys.stdin.buffer.read(4)
@@ -299,15 +318,17 @@ while len(header) == 4:
 ), exit_code=st.sampled_from([0, 1, 3]))
 def test_random_bot_output_is_a_reasoned_forfeit(garbage: bytes, exit_code: int) -> None:
     request_kind = pb.ServerMessage.DESCRIPTOR.fields_by_name["request"].number
-    assert request_kind == 2  # FAKE_BOT spots a request by its first byte
+    frame_field = pb.ServerFrame.DESCRIPTOR.fields_by_name["messages"].number
+    assert (request_kind, frame_field) == (2, 1)  # FAKE_BOT spots a request by its bytes
     hello = pb.ClientMessage()
     hello.hello.bot_name = "fake"
+    hello.hello.protocol = PROTOCOL_VERSION
     host = HostProcess("fake", command=[sys.executable, "-S", "-c", FAKE_BOT,
                                         hello.SerializeToString().hex(), garbage.hex(),
                                         str(exit_code)])
     try:
-        games = list(play_hosted_match(host, GreedyBot(), 2, "fuzz", names=("fake", "greedy"),
-                                       time_limit=0.5))
+        games = play_match((ProcessSeat(host, 0.5), InProcessSeat(GreedyBot)),
+                           duplicate_pairs(2, "fuzz"), names=("fake", "greedy")).games
     finally:
         host.close(timeout=0.2)
     assert len(games) == 2  # the second game ran with a fresh process

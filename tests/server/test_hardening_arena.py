@@ -18,9 +18,9 @@ import redis as redis_py
 import tacocat.arena.users as users_module
 from tacocat.arena import Arena, RateLimit, RateLimits
 from tacocat.arena.users import MAX_TOKENS_PER_USER, issue_token
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.sdk import ArenaApiError, ArenaClient
 from tacocat.sdk.arena import ARENA_SERVICE, RateLimitedError
-from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tests.arena.helpers import bot_source, snapshot
 
 from .arena_server import ServerThread, serve_in_thread

@@ -23,16 +23,15 @@ from tacocat.arena.ratelimit import LIVE
 from tacocat.cli import main
 from tacocat.engine import Fault, Reason
 from tacocat.engine.bots import GreedyBot
+from tacocat.protocol import MAX_CLIENT_MESSAGE, PLAY_METHOD, PROTOCOL_VERSION
+from tacocat.protocol.proto.v1 import game_pb2 as pb
 from tacocat.sdk import (
-    MAX_CLIENT_MESSAGE,
-    PLAY_METHOD,
     ArenaClient,
     ConnectionLostError,
     RefereeError,
     ServerUnavailableError,
     connect,
 )
-from tacocat.protocol.proto.v1 import game_pb2 as pb
 from tacocat.server import ArenaLimiter, ArenaService, MemoryLimiter, RefereeConfig, RefereeServer
 from tests.arena.helpers import bot_source
 from tests.live_referee import PLAYERS, ThreadReferee
@@ -59,6 +58,7 @@ def healthy(address: str) -> bool:
 def hello(games: int = 1, opponent: str = "house:random", name: str = "") -> bytes:
     msg = pb.ClientMessage()
     msg.play.games, msg.play.opponent, msg.play.bot_name = games, opponent, name
+    msg.play.protocol = PROTOCOL_VERSION
     return msg.SerializeToString()
 
 

@@ -18,16 +18,12 @@ from hypothesis import strategies as st
 
 from tacocat.engine import BOTH, Fault, GameRecord, GameState, Observation, Reason
 from tacocat.engine.bots import GreedyBot, RandomBot
-from tacocat.sdk import (
-    PLAY_METHOD,
-    REFEREE_SERVICE,
-    BotSession,
-    RefereeError,
-    connect,
-)
+from tacocat.protocol import PLAY_METHOD, PROTOCOL_VERSION, REFEREE_SERVICE
 from tacocat.protocol.proto.v1 import game_pb2 as pb
+from tacocat.sdk import RefereeError, connect
+from tacocat.sdk._session import BotSession
 from tests.live_referee import PLAYERS, ThreadReferee
-from tests.sdk.test_protocol import Recorder
+from tests.protocol.test_wire import Recorder
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +92,7 @@ async def capture(address: str, bot: Recorder, token: str, name: str, games: int
     session = BotSession(bot)
     hello = pb.ClientMessage()
     hello.play.bot_name, hello.play.games = name, games
+    hello.play.protocol = PROTOCOL_VERSION
     async with grpc.aio.insecure_channel(address) as channel:
         call = channel.stream_stream(PLAY_METHOD)(
             metadata=(("authorization", f"Bearer {token}"),))

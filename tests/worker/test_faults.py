@@ -136,8 +136,9 @@ def test_the_same_match_played_twice_at_once_is_recorded_once(
 
 
 SMOKE_REASONS = {
-    "loop": ("timeout", "no answer within 0.5 s"),
-    "sleep": ("timeout", "no answer within 0.5 s"),
+    # A smoke test plays its two games at once: two decisions, 2 x 0.5 s for the batch.
+    "loop": ("timeout", "no answer to 2 decisions within 1 s"),
+    "sleep": ("timeout", "no answer to 2 decisions within 1 s"),
     "hog": ("crash", "MemoryError"),
     "garbage": ("protocol", "exceeds"),
     "exit": ("crash", "exited with code 9"),
@@ -151,7 +152,9 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
     field = make_field(redis)
     arena = field.arena
     # 128 MB of address space: the hog hits it after touching ~80 MB, well within its time.
-    tree = trees("--max-restarts", "1", "--bot-memory-mb", "128", workers=2)
+    # Batches of 4: the first fault forfeits the four games in flight, the next game (played
+    # alone after a strike) is the second strike, and the side gives up the rest.
+    tree = trees("--max-strikes", "2", "--batch", "4", "--bot-memory-mb", "128", workers=2)
     workers = sorted(tree.worker_pids())
 
     # Hostile from the first move: the smoke test rejects them, saying why.
@@ -165,7 +168,7 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
     assert "did not start" in reasons[rejected["import"]]
 
     # Hostile only against one opponent: they pass the smoke test and turn in the ladder.
-    arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=4,
+    arena.create_ladder(field.admin, "main", games_per_pairing=8, games_per_match=8,
                         decision_seconds=0.5)
     good = field.submit("tess", "good", good_bot("good"))
     field.join("tess", "good", "main")
@@ -188,13 +191,13 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
             assert game.fault is MATCH_FAULTS[kind], (kind, game)
         standing = board.standing(version)
         assert standing is not None
-        assert standing.forfeits == {MATCH_FAULTS[kind].value: 4}, (kind, standing)
+        assert standing.forfeits == {MATCH_FAULTS[kind].value: 8}, (kind, standing)
     details = [r.result.detail for m in arena.list_matches("main", count=100)
                if good in (m.a, m.b) for r in arena.match_replays(m.id)]
-    assert any("gave up after 2 failures" in d for d in details)
+    assert any("gave up after 2 faults in a row" in d for d in details)
     assert any("MemoryError" in d for d in details)
     good_standing = board.standing(good)
-    assert good_standing is not None and good_standing.wins == 4 * len(HOSTILE)
+    assert good_standing is not None and good_standing.wins == 8 * len(HOSTILE)
     # The worker processes that played all this are the ones that started.
     assert sorted(tree.worker_pids()) == workers
     assert "restarting in" not in tree.text

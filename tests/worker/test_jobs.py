@@ -11,8 +11,8 @@ import redis as redis_py
 
 from tacocat.arena import MatchStatus
 from tacocat.engine import STANDARD, Fault, Reason, duplicate_pairs
-from tacocat.referee import play_in_process
 from tacocat.engine.bots import GreedyBot, RandomBot
+from tacocat.referee import play_in_process
 from tacocat.worker import (
     BotSpec,
     Dispatcher,

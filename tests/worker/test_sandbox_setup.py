@@ -13,7 +13,8 @@ from dataclasses import replace
 
 import pytest
 
-from tacocat.sdk import HostProcess, play_hosted_match
+from tacocat.engine import duplicate_pairs
+from tacocat.referee import HostProcess, ProcessSeat, play_match
 from tacocat.worker import sandbox
 from tacocat.worker.sandbox import (
     SandboxPolicy,
@@ -116,7 +117,8 @@ def test_host_process_plays_a_match_sandboxed(bots: Bots) -> None:
         assert hosts[0].start() == "random"  # a restart reads the seccomp program afresh
         assert hosts[0].starts == 2
         assert hosts[1].start() == "greedy"
-        games = list(play_hosted_match(hosts[0], hosts[1], 2, seed="sandbox"))
+        games = play_match((ProcessSeat(hosts[0], 2.0), ProcessSeat(hosts[1], 2.0)),
+                           duplicate_pairs(2, "sandbox"), names=("A", "B")).games
         assert len(games) == 2
         for game in games:
             assert game.record.result.fault is None, game.record.result

@@ -1,4 +1,5 @@
-"""The protocol's pieces: generated code, frames, the codec and the referee's feed."""
+"""The protocol's pieces: generated code, frames, the codec, the referee's feed and the
+bot's session, talking to each other in bytes."""
 
 from __future__ import annotations
 
@@ -25,19 +26,21 @@ from tacocat.engine import (
     Table,
 )
 from tacocat.engine.bots import GreedyBot, RandomBot
-from tacocat.sdk import (
+from tacocat.protocol import (
     MAX_ACTION_CARDS,
-    BotSession,
-    Failure,
     FrameBuffer,
-    ProtocolError,
-    RefereeError,
-    SeatFeed,
     frame,
+    outcome_from_pb,
+    outcome_to_pb,
     read_frame,
+    ruleset_from_pb,
+    ruleset_to_pb,
 )
-from tacocat.sdk._codec import outcome_from_pb, outcome_to_pb, ruleset_from_pb, ruleset_to_pb
+from tacocat.protocol import ProtocolError as WireError
 from tacocat.protocol.proto.v1 import game_pb2 as pb
+from tacocat.referee import Failure, SeatFeed
+from tacocat.sdk import ProtocolError, RefereeError
+from tacocat.sdk._session import BotSession
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,7 +77,8 @@ def test_generator_handles_a_second_file_importing_the_first(tmp_path: Path) -> 
     stub = (out / "v1" / "extra_test_pb2.pyi").read_text()
     assert "from tacocat.protocol.proto.v1 import game_pb2 as" in stub
     # The rewritten module imports, next to the real game_pb2, and links to its messages.
-    spec = importlib.util.spec_from_file_location("tacocat.protocol.proto.v1.extra_test_pb2", module)
+    spec = importlib.util.spec_from_file_location("tacocat.protocol.proto.v1.extra_test_pb2",
+                                                  module)
     assert spec is not None and spec.loader is not None
     extra = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(extra)  # registers extra_test.proto, which needs game.proto
@@ -103,14 +107,14 @@ def test_frames_split_anywhere_come_back_whole() -> None:
 def test_oversized_and_truncated_frames() -> None:
     buffer = FrameBuffer(limit=100)
     buffer.feed(frame(b"x" * 101)[:4])
-    with pytest.raises(ProtocolError, match="exceeds the 100-byte limit"):
+    with pytest.raises(WireError, match="exceeds the 100-byte limit"):
         buffer.next()
     assert read_frame(io.BytesIO(b""), 100) is None
-    with pytest.raises(ProtocolError, match="inside a frame header"):
+    with pytest.raises(WireError, match="inside a frame header"):
         read_frame(io.BytesIO(b"\x00\x00"), 100)
-    with pytest.raises(ProtocolError, match="inside a frame"):
+    with pytest.raises(WireError, match="inside a frame"):
         read_frame(io.BytesIO(frame(b"abcdef")[:-2]), 100)
-    with pytest.raises(ProtocolError, match="exceeds"):
+    with pytest.raises(WireError, match="exceeds"):
         read_frame(io.BytesIO(frame(b"x" * 200)), 100)
 
 
@@ -150,46 +154,96 @@ class Recorder(Bot):
         self.outcomes.append(outcome)
 
 
+def server(fill: object, *args: object) -> pb.ServerMessage:
+    """The bytes a feed method writes, as the bot receives them."""
+    msg = pb.ServerMessage()
+    fill(msg, *args)  # type: ignore[operator]
+    return pb.ServerMessage.FromString(msg.SerializeToString())
+
+
+def client(msg: pb.ClientMessage) -> pb.ClientMessage:
+    return pb.ClientMessage.FromString(msg.SerializeToString())
+
+
 def play_through_codec(seed: str, rules: Ruleset = STANDARD, games: int = 1) -> None:
-    """Seat 0 plays over bytes (SeatFeed -> BotSession); it must see exactly what the engine
-    gives a local bot, hooks included."""
+    """Seat 0 plays ``games`` games at once over bytes (SeatFeed -> one BotSession, the
+    games interleaved decision by decision); in every game it must see exactly what the
+    engine gives a local bot, hooks included."""
+    remotes = [Recorder(RandomBot(seed)) for _ in range(games)]
+    made = iter(remotes)
+    session = BotSession(lambda: next(made))
+    feed = SeatFeed(1.5)
+    tables = [Table(rules, f"{seed}/{game}", ("remote", "local")) for game in range(games)]
+    locals_ = [BotDriver(GreedyBot()) for _ in range(games)]
+    expected: list[list[Observation]] = [[] for _ in range(games)]
     for game in range(games):
-        remote = Recorder(RandomBot(seed))
-        session = BotSession(remote)
-        feed = SeatFeed(1.5)
-        local = BotDriver(GreedyBot())
-        table = Table(rules, f"{seed}/{game}", ("remote", "local"))
-        session.handle(pb.ServerMessage.FromString(feed.game_start(game, games, 0, rules,
-                                                                   "local")))
-        local.start(1, rules, "remote")
-        expected: list[Observation] = []
-        while not table.is_over:
+        session.handle(server(feed.game_start, game, games, 0, rules, "local"))
+        locals_[game].start(1, rules, "remote")
+    while not all(t.is_over for t in tables):
+        for game, table in enumerate(tables):  # one step of every game in flight
+            if table.is_over:
+                continue
             for obs in table.requests():
                 if obs.seat == 0:
-                    expected.append(obs)
-                    reply = session.handle(pb.ServerMessage.FromString(feed.request(obs)))
+                    expected[game].append(obs)
+                    reply = session.handle(server(feed.request, game, obs))
                     assert reply is not None
-                    answer = feed.read(reply.SerializeToString())
-                    assert isinstance(answer, tuple)
+                    read = feed.read(client(reply))
+                    assert isinstance(read, tuple) and not isinstance(read, Failure)
+                    answer = read[1]
+                    assert not isinstance(answer, Failure)
                 else:
-                    answer = local.decide(obs)
+                    answer = locals_[game].decide(obs)
                 assert table.answer(obs.seat, answer) is None
                 if table.is_over:
                     break
+    for game, table in enumerate(tables):
         outcome = table.state.outcome
         assert outcome is not None
-        session.handle(pb.ServerMessage.FromString(
-            feed.result(game, outcome, table.public_rounds())))
-        assert remote.seen == expected
+        session.handle(server(feed.result, game, outcome, table.public_rounds()))
+        remote = remotes[game]
+        assert remote.seen == expected[game]
         assert remote.rounds_ended == len(table.state.rounds)
         assert remote.outcomes == [outcome]
-        assert session.results[-1].rounds == table.public_rounds()
+        assert next(r for r in session.results if r.game == game).rounds == \
+            table.public_rounds()
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.text(min_size=1, max_size=8))
 def test_every_observation_crosses_the_wire_unchanged(seed: str) -> None:
     play_through_codec(seed)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.text(min_size=1, max_size=8), st.integers(2, 9))
+def test_games_in_flight_at_once_keep_their_own_views(seed: str, games: int) -> None:
+    play_through_codec(seed, games=games)
+
+
+def test_a_request_is_incremental() -> None:
+    """Within a game, a request carries only the rounds, tricks, duels and discards the
+    seat has not been sent: much less than the whole view each time."""
+    table = Table(STANDARD, "inc", ("a", "b"))
+    feed = SeatFeed(1.0)
+    feed.game_start(pb.ServerMessage(), 0, 1, 0, STANDARD, "b")
+    drivers = (BotDriver(GreedyBot()), BotDriver(GreedyBot()))
+    sent = whole = 0
+    while not table.is_over:
+        for obs in table.requests():
+            if obs.seat == 0:
+                msg = pb.ServerMessage()
+                feed.request(msg, 0, obs)
+                sent += msg.ByteSize()
+                fresh = SeatFeed(1.0)  # knows nothing yet: sends everything
+                fresh.game_start(pb.ServerMessage(), 0, 1, 0, STANDARD, "b")
+                full = pb.ServerMessage()
+                fresh.request(full, 0, obs)
+                whole += full.ByteSize()
+            assert table.answer(obs.seat, drivers[obs.seat].decide(obs)) is None
+            if table.is_over:
+                break
+    assert sent < whole / 2, (sent, whole)
 
 
 def test_other_rulesets_cross_the_wire() -> None:
@@ -200,6 +254,7 @@ def test_other_rulesets_cross_the_wire() -> None:
     msg = pb.Ruleset()
     ruleset_to_pb(variant, msg)
     assert ruleset_from_pb(msg) == variant
+    assert ruleset_from_pb(msg) is ruleset_from_pb(msg)  # validated once per process
     play_through_codec("variant", variant, games=3)
 
 
@@ -208,12 +263,11 @@ def test_forfeits_and_partial_rounds_reach_the_bot() -> None:
     session = BotSession(remote)
     feed = SeatFeed(1.0)
     table = Table(STANDARD, "f", ("a", "b"))
-    session.handle(pb.ServerMessage.FromString(feed.game_start(0, 1, 1, STANDARD, "a")))
+    session.handle(server(feed.game_start, 0, 1, 1, STANDARD, "a"))
     table.fault(0, Fault.TIMEOUT, "no answer within 1 s")
     outcome = table.state.outcome
     assert outcome is not None
-    session.handle(pb.ServerMessage.FromString(feed.result(0, outcome,
-                                                           table.public_rounds())))
+    session.handle(server(feed.result, 0, outcome, table.public_rounds()))
     (result,) = session.results
     assert result.outcome == outcome
     assert result.won and not result.forfeited
@@ -236,7 +290,20 @@ def test_fatal_errors_raise_and_others_are_kept() -> None:
         session.handle(pb.ServerMessage())
     request = pb.ServerMessage()
     request.request.request_id = 1
-    with pytest.raises(ProtocolError, match="before any game start"):
+    request.request.game = 4
+    with pytest.raises(ProtocolError, match="for game 4, which has not started"):
+        session.handle(request)
+
+
+def test_a_malformed_view_is_a_protocol_error_not_a_crash() -> None:
+    session = BotSession(GreedyBot())
+    feed = SeatFeed(1.0)
+    session.handle(server(feed.game_start, 0, 1, 0, STANDARD, "b"))
+    request = pb.ServerMessage()
+    request.request.request_id = 1
+    request.request.decision = pb.DECISION_DUEL
+    request.request.view.extend([0, 3, 0, 9, 20, 0, 0, 0, -1, 50])
+    with pytest.raises(ProtocolError, match="malformed view"):
         session.handle(request)
 
 
@@ -248,12 +315,14 @@ def test_a_bot_that_raises_is_reported_not_fatal() -> None:
     session = BotSession(Broken())
     feed = SeatFeed(1.0)
     table = Table(STANDARD, "b", ("a", "b"))
-    session.handle(pb.ServerMessage.FromString(feed.game_start(0, 1, 0, STANDARD, "b")))
+    session.handle(server(feed.game_start, 0, 1, 0, STANDARD, "b"))
     table.answer(0, ())
     table.answer(1, ())
-    reply = session.handle(pb.ServerMessage.FromString(feed.request(table.requests()[0])))
+    reply = session.handle(server(feed.request, 0, table.requests()[0]))
     assert reply is not None and reply.WhichOneof("kind") == "failure"
-    answer = feed.read(reply.SerializeToString())
+    read = feed.read(client(reply))
+    assert isinstance(read, tuple) and not isinstance(read, Failure)
+    answer = read[1]
     assert isinstance(answer, Failure) and answer.fault is Fault.CRASH
     assert "ValueError: no duel today" in answer.detail
 
@@ -264,44 +333,50 @@ def test_a_bot_that_raises_is_reported_not_fatal() -> None:
 def asked_feed() -> tuple[SeatFeed, int]:
     feed = SeatFeed(1.0)
     table = Table(STANDARD, "r", ("a", "b"))
-    feed.game_start(0, 1, 0, STANDARD, "b")
-    feed.request(table.requests()[0])
-    return feed, 1
+    feed.game_start(pb.ServerMessage(), 0, 1, 0, STANDARD, "b")
+    return feed, feed.request(pb.ServerMessage(), 0, table.requests()[0])
 
 
-def action(request_id: int, cards: list[int]) -> bytes:
+def action(request_id: int, cards: list[int], think_us: int = 0) -> bytes:
     msg = pb.ClientMessage()
     msg.action.request_id = request_id
     msg.action.cards.extend(cards)
+    msg.action.think_us = think_us
     return msg.SerializeToString()
 
 
 def test_feed_sorts_what_comes_back() -> None:
     feed, rid = asked_feed()
-    assert feed.read(action(rid, [3, 4])) == (3, 4)
-    assert not feed.pending
-    assert feed.read(action(rid, [5])) is None  # late duplicate: dropped
+    assert feed.read_bytes(action(rid, [3, 4])) == (rid, (3, 4))
+    assert feed.read_bytes(action(rid, [5])) is None  # late duplicate: dropped
     feed, rid = asked_feed()
-    late = feed.read(action(rid + 1, [1]))
+    late = feed.read_bytes(action(rid + 1, [1]))
     assert isinstance(late, Failure) and late.fault is Fault.PROTOCOL
     feed, rid = asked_feed()
-    assert feed.read(b"\xff\xff\xff") == Failure(Fault.PROTOCOL, "undecodable message (3 bytes)")
+    assert feed.read_bytes(b"\xff\xff\xff") == Failure(Fault.PROTOCOL,
+                                                       "undecodable message (3 bytes)")
     feed, rid = asked_feed()
     hello = pb.ClientMessage()
     hello.play.games = 3
-    failure = feed.read(hello.SerializeToString())
+    failure = feed.read_bytes(hello.SerializeToString())
     assert isinstance(failure, Failure) and "unexpected play message" in failure.detail
     feed, rid = asked_feed()
-    failure = feed.read(pb.ClientMessage().SerializeToString())
+    failure = feed.read_bytes(pb.ClientMessage().SerializeToString())
     assert isinstance(failure, Failure) and failure.fault is Fault.PROTOCOL
     feed, rid = asked_feed()
-    failure = feed.read(action(rid, [1] * (MAX_ACTION_CARDS + 1)))
-    assert isinstance(failure, Failure) and failure.fault is Fault.ILLEGAL_ACTION
+    assert feed.read_bytes(action(rid, [1] * (MAX_ACTION_CARDS + 1))) == (rid, Failure(
+        Fault.ILLEGAL_ACTION, f"an action of {MAX_ACTION_CARDS + 1} cards: no hand holds "
+                              "that many"))
+    feed, rid = asked_feed()
+    assert feed.read_bytes(action(rid, [3], think_us=1_500_000)) == (rid, Failure(
+        Fault.TIMEOUT, "took 1.5 s; the limit is 1 s"))
     feed, rid = asked_feed()
     crash = pb.ClientMessage()
     crash.failure.request_id = rid
     crash.failure.message = "Oops\x00\n  with\tcontrol   characters " + "x" * 1000
-    failure = feed.read(crash.SerializeToString())
+    read = feed.read_bytes(crash.SerializeToString())
+    assert isinstance(read, tuple) and not isinstance(read, Failure)
+    failure = read[1]
     assert isinstance(failure, Failure) and failure.fault is Fault.CRASH
     assert failure.detail.startswith("Oops with control characters x")
     assert len(failure.detail) <= 300
@@ -311,7 +386,7 @@ def test_feed_sorts_what_comes_back() -> None:
 @given(st.binary(max_size=200))
 def test_feed_never_raises_on_bytes(data: bytes) -> None:
     feed, _ = asked_feed()
-    answer = feed.read(data)
+    answer = feed.read_bytes(data)
     assert answer is None or isinstance(answer, tuple | Failure)
 
 

@@ -1,0 +1,222 @@
+"""The stdio transport with real subprocesses: the host, and the referee's end of it
+(:class:`HostProcess` under a :class:`ProcessSeat`, played by the one match loop)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tacocat.engine import Fault, MatchGame, Reason, duplicate_pairs
+from tacocat.engine.bots import GreedyBot, RandomBot
+from tacocat.referee import (
+    HostError,
+    HostProcess,
+    InProcessSeat,
+    PlayedMatch,
+    ProcessSeat,
+    play_match,
+)
+from tacocat.sdk import play_local
+
+HERE = Path(__file__).parent
+BOTS = HERE / "bots"
+FAKE_HOST = HERE / "fake_host.py"
+
+
+def fake(mode: str) -> HostProcess:
+    return HostProcess(f"fake:{mode}", command=[sys.executable, str(FAKE_HOST), mode])
+
+
+def play(a: HostProcess, games: int = 2, time_limit: float = 2.0, seed: str = "t",
+         batch: int = 1) -> PlayedMatch:
+    return play_match((ProcessSeat(a, time_limit), InProcessSeat(GreedyBot)),
+                      duplicate_pairs(games, seed), names=("bot", "house:greedy"), batch=batch)
+
+
+def match(a: HostProcess, games: int = 2, time_limit: float = 2.0, seed: str = "t",
+          batch: int = 1) -> list[MatchGame]:
+    return play(a, games, time_limit, seed, batch).games
+
+
+def forfeit_of(game: MatchGame) -> tuple[Fault | None, str]:
+    result = game.record.result
+    assert result.reason is Reason.FORFEIT, result
+    assert result.offender == game.a_seat, result
+    return result.fault, result.detail
+
+
+@pytest.mark.parametrize("batch", [1, 4, 16])
+def test_host_plays_the_same_games_as_local_play(batch: int) -> None:
+    with HostProcess("house:random") as a, HostProcess("house:greedy") as b:
+        hosted = play_match((ProcessSeat(a, 2.0), ProcessSeat(b, 2.0)),
+                            duplicate_pairs(10, "same"), names=("r", "house:greedy"),
+                            batch=batch)
+        assert a.starts == b.starts == 1
+        assert a.name == "random"
+    local = [r.record for r in play_local(RandomBot, "house:greedy", 10, "same", name="r")]
+    assert [g.record.to_json() for g in hosted.games] == [r.to_json() for r in local]
+
+
+def test_a_bot_that_prints_to_stdout_does_not_corrupt_the_frames() -> None:
+    with HostProcess(str(BOTS / "printing_bot.py")) as host:
+        games = match(host, games=2)
+        assert all(g.record.result.reason is not Reason.FORFEIT for g in games)
+        assert "thinking about the duel" in host.stderr_tail(50)
+        assert "raw bytes on fd 1" in host.stderr_tail(50)
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_a_bot_that_raises_forfeits_with_crash_and_plays_on(batch: int) -> None:
+    with HostProcess(str(BOTS / "crashing_bot.py")) as host:
+        games = match(host, games=8, batch=batch)
+        for game in games:
+            fault, detail = forfeit_of(game)
+            assert fault is Fault.CRASH
+            assert "RuntimeError: boom in attack at crashing_bot.py" in detail
+        assert host.starts == 1  # the process survived its bot's exceptions
+
+
+def test_a_host_that_dies_forfeits_with_crash_and_is_restarted() -> None:
+    with HostProcess(str(BOTS / "exiting_bot.py")) as host:
+        played = play(host, games=2)
+        for game in played.games:
+            fault, detail = forfeit_of(game)
+            assert fault is Fault.CRASH
+            assert "exited with code 3" in detail
+            assert "goodbye, cruel world" in detail
+        assert host.starts == 2
+        assert played.sides[0].restarts == 2 and played.sides[0].gave_up is None
+
+
+def test_a_dead_host_forfeits_every_game_in_flight_and_then_plays_one_at_a_time() -> None:
+    with HostProcess(str(BOTS / "exiting_bot.py")) as host:
+        played = play(host, games=12, batch=6)
+    side = played.sides[0]
+    # Step 1: six games in flight, the process dies: all six forfeit (one strike). Then one
+    # game at a time: games 6 and 7 die too, three strikes in a row: it gives up.
+    assert host.starts == 3 and side.restarts == 3 and len(side.failures) == 3
+    details = [forfeit_of(g)[1] for g in played.games]
+    assert all("exited with code 3" in d for d in details[:8]), details
+    assert all("gave up after 3 faults in a row; last: crash: exited" in d
+               for d in details[8:]), details
+
+
+def test_a_bot_that_sleeps_past_the_deadline_times_out() -> None:
+    with HostProcess(str(BOTS / "sleeping_bot.py")) as host:
+        start = time.monotonic()
+        (game,) = match(host, games=1, time_limit=0.3)
+        assert time.monotonic() - start < 5
+        fault, detail = forfeit_of(game)
+        assert fault is Fault.TIMEOUT
+        assert detail.endswith("no answer to 1 decision within 0.3 s")
+
+
+def test_a_batch_has_a_deadline_of_its_decisions_times_the_limit() -> None:
+    # Four games at once, each asks for a duel at the same step: the sleeper never answers,
+    # so the referee waits 4 x 0.3 s for the frame and then forfeits every game in it.
+    with HostProcess(str(BOTS / "sleeping_bot.py")) as host:
+        start = time.monotonic()
+        played = play(host, games=4, time_limit=0.3, batch=4)
+        waited = time.monotonic() - start
+    assert 1.2 <= waited < 8
+    for game in played.games:
+        fault, detail = forfeit_of(game)
+        assert fault is Fault.TIMEOUT
+        assert "within 1.2 s" in detail, detail
+
+
+def test_a_decision_over_its_limit_forfeits_on_time_even_inside_the_batch_deadline() -> None:
+    host = fake("liar")
+    try:
+        played = play(host, games=4, time_limit=0.5, batch=4)
+    finally:
+        host.close(timeout=0.05)
+    for game in played.games:
+        fault, detail = forfeit_of(game)
+        assert fault is Fault.TIMEOUT
+        assert detail.endswith("took 10 s; the limit is 0.5 s")
+    assert host.starts == 1  # it answered: no restart needed
+
+
+def test_an_illegal_answer_in_a_batch_forfeits_that_game_only() -> None:
+    class IllegalInOddGames(GreedyBot):
+        """Plays a card it does not hold in its first duel of odd-numbered games."""
+
+        def on_game_start(self, seat: int, ruleset, opponent: str) -> None:  # type: ignore[no-untyped-def]
+            self.odd = seat == 1
+
+        def duel(self, obs):  # type: ignore[no-untyped-def]
+            return 99 if self.odd else super().duel(obs)
+
+    played = play_match((InProcessSeat(IllegalInOddGames), InProcessSeat(GreedyBot)),
+                        duplicate_pairs(8, "ill"), names=("ill", "greedy"), batch=8)
+    for game in played.games:
+        result = game.record.result
+        if game.a_seat == 1:
+            assert result.fault is Fault.ILLEGAL_ACTION and result.offender == 1
+        else:
+            assert result.reason is not Reason.FORFEIT
+    assert played.sides[0].strikes == 0 and played.sides[0].gave_up is None
+
+
+@pytest.mark.parametrize(("mode", "fault", "words"), [
+    ("oversize", Fault.PROTOCOL, "exceeds the 65536-byte limit"),
+    ("garbage", Fault.PROTOCOL, "undecodable frame"),
+    ("truncate", Fault.PROTOCOL, "truncated frame"),
+    ("halfexit", Fault.PROTOCOL, "output ended inside a frame"),
+    ("wrongkind", Fault.PROTOCOL, "unexpected hello message"),
+    ("badid", Fault.PROTOCOL, "which was never asked"),
+    ("silent", Fault.TIMEOUT, "no answer to 1 decision within"),
+])
+def test_broken_frames_are_protocol_faults(mode: str, fault: Fault, words: str) -> None:
+    host = fake(mode)
+    try:
+        (game,) = match(host, games=1, time_limit=0.4)
+    finally:
+        host.close(timeout=0.05)  # the fake lingers on purpose: do not wait for it
+    got, detail = forfeit_of(game)
+    assert got is fault
+    assert words in detail
+
+
+def test_a_host_of_another_protocol_version_does_not_start() -> None:
+    host = fake("oldhello")
+    with pytest.raises(HostError, match="speaks protocol 0, this referee protocol 2"):
+        host.start()
+    host.close(timeout=0.05)
+
+
+def test_a_bot_that_cannot_load_does_not_start() -> None:
+    host = HostProcess(str(BOTS / "broken_import.py"))
+    with pytest.raises(HostError, match="this bot needs a module"):
+        host.start()
+    # In a match, the same failure is that seat's crash, game after game.
+    games = match(host, games=2)
+    for game in games:
+        fault, detail = forfeit_of(game)
+        assert fault is Fault.CRASH
+        assert "did not start" in detail
+    host.close()
+
+
+def test_close_ends_the_host_cleanly() -> None:
+    host = HostProcess("house:greedy")
+    host.start()
+    assert host.running
+    assert host.close() == 0
+    assert not host.running
+
+
+def test_host_usage_errors() -> None:
+    done = subprocess.run([sys.executable, "-m", "tacocat.sdk.host"], check=False,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert "usage" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "tacocat.sdk.host", "house:nobody"],
+                          check=False, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 3
+    assert "no house bot 'nobody'" in done.stderr
