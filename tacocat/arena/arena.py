@@ -259,14 +259,15 @@ class Arena:
         self, actor: User, name: str, *, ruleset: Ruleset | Mapping[str, Any] | None = None,
         games_per_pairing: int = ladders.DEFAULT_GAMES_PER_PAIRING,
         games_per_match: int = ladders.DEFAULT_GAMES_PER_MATCH,
-        decision_seconds: float = ladders.DEFAULT_DECISION_SECONDS,
+        decision_seconds: float = ladders.DEFAULT_DECISION_SECONDS, batch: int = 0,
     ) -> Ladder:
-        """Create a ladder (admins only). ``ruleset``: default the standard rules."""
+        """Create a ladder (admins only). ``ruleset``: default the standard rules; ``batch``
+        games of a match at once (0: the workers' default)."""
         self._require_admin(actor, "create ladders")
         return ladders.create_ladder(
             self.redis, self.keys, name, created_by=actor.name, ruleset=ruleset,
             games_per_pairing=games_per_pairing, games_per_match=games_per_match,
-            decision_seconds=decision_seconds, clock=self.clock,
+            decision_seconds=decision_seconds, batch=batch, clock=self.clock,
         )
 
     def get_ladder(self, name: str) -> Ladder:

@@ -50,9 +50,12 @@ return 1
 
 
 def check_settings(
-    games_per_pairing: int, games_per_match: int, decision_seconds: float
+    games_per_pairing: int, games_per_match: int, decision_seconds: float, batch: int = 0
 ) -> None:
     """Raise :class:`InvalidArgument` naming the first bad ladder setting."""
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 0 <= batch <= 256:
+        raise InvalidArgument(f"batch must be from 0 (the workers' default) to 256 games at "
+                              f"once, got {batch!r}")
     if isinstance(games_per_match, bool) or not isinstance(games_per_match, int) or not (
         2 <= games_per_match <= MAX_GAMES_PER_MATCH and games_per_match % 2 == 0
     ):
@@ -81,12 +84,13 @@ def create_ladder(
     games_per_pairing: int = DEFAULT_GAMES_PER_PAIRING,
     games_per_match: int = DEFAULT_GAMES_PER_MATCH,
     decision_seconds: float = DEFAULT_DECISION_SECONDS,
+    batch: int = 0,
     clock: Clock = default_clock,
 ) -> Ladder:
     """Create a ladder (no permission check); :class:`AlreadyExists` if the name is taken."""
     check_name("ladder", name)
     rules = _ruleset(ruleset)
-    check_settings(games_per_pairing, games_per_match, decision_seconds)
+    check_settings(games_per_pairing, games_per_match, decision_seconds, batch)
     now = clock()
     fields = {
         "name": name,
@@ -94,6 +98,7 @@ def create_ladder(
         "games_per_pairing": str(games_per_pairing),
         "games_per_match": str(games_per_match),
         "decision_seconds": repr(float(decision_seconds)),
+        "batch": str(batch),
         "created_at": repr(now),
         "created_by": created_by,
         "secret": secrets.token_hex(16),
@@ -105,7 +110,7 @@ def create_ladder(
     if not created:
         raise AlreadyExists(f"ladder {name!r} already exists; pick another name")
     return Ladder(name, rules, games_per_pairing, games_per_match, float(decision_seconds),
-                  now, created_by)
+                  now, created_by, batch)
 
 
 def get_ladder(redis: Redis, keys: Keys, name: str) -> Ladder:
@@ -199,4 +204,5 @@ def _ladder(fields: dict[str, str]) -> Ladder:
         fields["name"], Ruleset.from_dict(json.loads(fields["ruleset"])),
         int(fields["games_per_pairing"]), int(fields["games_per_match"]),
         float(fields["decision_seconds"]), float(fields["created_at"]), fields["created_by"],
+        int(fields.get("batch", 0)),
     )

@@ -159,7 +159,8 @@ class Ladder:
     Every pairing of the ladder's playing versions meets in matches of ``games_per_match``
     games (even: duplicate pairs), round after round, until it has played
     ``games_per_pairing`` games (a multiple of ``games_per_match``). A bot gets
-    ``decision_seconds`` of wall-clock time per decision.
+    ``decision_seconds`` of wall-clock time per decision. A match plays ``batch`` of its
+    games at once (0: as many as the worker's default; the records are the same either way).
     """
 
     name: str
@@ -169,6 +170,7 @@ class Ladder:
     decision_seconds: float
     created_at: float
     created_by: str
+    batch: int = 0
 
     @property
     def rounds(self) -> int:

@@ -248,6 +248,9 @@ examples:
                         help="games per match, even, dividing the above (default 20)")
     create.add_argument("--decision-seconds", type=float, metavar="S",
                         help="time limit per decision (default 1)")
+    create.add_argument("--batch", type=int, metavar="K",
+                        help="games of a match played at once, in lockstep (default: the "
+                             "workers' --batch); the games are the same for every K")
     create.add_argument("--ruleset", type=Path, metavar="FILE",
                         help="ruleset .toml or .json (default: the standard rules)")
     join = _command(actions, "join", "enter a bot in a ladder", """\
@@ -284,11 +287,17 @@ def _ladder_create(args: argparse.Namespace, client: ArenaClient) -> int:
     ladder = client.create_ladder(args.name, ruleset=rules,
                                   games_per_pairing=args.games_per_pairing,
                                   games_per_match=args.games_per_match,
-                                  decision_seconds=args.decision_seconds)
+                                  decision_seconds=args.decision_seconds, batch=args.batch)
     print(f"created ladder {ladder.name}: {ladder.games_per_pairing} games per pairing in "
           f"{ladder.rounds} matches of {ladder.games_per_match}, "
-          f"{ladder.decision_seconds:g} s per decision, rules {ladder.ruleset.name!r}")
+          f"{ladder.decision_seconds:g} s per decision, {_batch(ladder.batch)}, rules "
+          f"{ladder.ruleset.name!r}")
     return 0
+
+
+def _batch(batch: int) -> str:
+    return f"{batch} game{'s' * (batch != 1)} at once" if batch else \
+        "the workers' batch of games at once"
 
 
 def _ladder_join(args: argparse.Namespace, client: ArenaClient) -> int:
@@ -306,7 +315,8 @@ def _ladder_status(args: argparse.Namespace, client: ArenaClient) -> int:
         return 0
     ladder = client.ladder(args.ladder)
     print(f"ladder {ladder.name}: {ladder.games_per_pairing} games per pairing, matches of "
-          f"{ladder.games_per_match}, {ladder.decision_seconds:g} s per decision, rules "
+          f"{ladder.games_per_match}, {ladder.decision_seconds:g} s per decision, "
+          f"{_batch(ladder.batch)}, rules "
           f"{ladder.ruleset.name!r}, created by {ladder.created_by} {_when(ladder.created_at)}")
     print(status_line(status))
     return 0

@@ -13,8 +13,16 @@ its variants, the engine's default bot, and house:strong when the engine has it
 
 Prints progress on stderr and ends with one JSON line on stdout:
 
-- seconds / games_per_second: the ``--workers`` runs (median over ``--repeat`` runs);
+- seconds / games_per_second: the ``--workers`` runs (median over ``--repeat`` runs), every
+  match playing ``--batch`` games at once;
 - speedup_2_vs_1: games per second on ``--workers`` workers over that on one worker;
+- in_process_games_per_second: the very same games (same matches, seeds, bots) played in
+  this one process by the same match loop, without processes or sandbox, pinned to one
+  core; ``same_games`` says whether every record came out byte-identical;
+- efficiency: games per second on ``--workers`` workers over ``--workers`` times the
+  in-process rate: the share of the machine's engine throughput the arena delivers;
+- batch_1_games_per_second: one run on ``--workers`` workers with ``--batch 1`` (one game
+  at a time per match, as before batching), for the gain side by side;
 - overhead_share: the share of the match jobs' time (as the RQ workers measured it: fork,
   bookkeeping, the job, its result) spent outside games: starting and stopping bots,
   unpacking, recording, RQ itself. ``overhead`` breaks it down.
@@ -35,6 +43,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from tacocat.engine import STANDARD, Bot
+from tacocat.referee import DEFAULT_BATCH
 
 if TYPE_CHECKING:
     from tacocat.arena import User
@@ -84,8 +95,11 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                                                           "medians are reported (default 3)")
     p.add_argument("--pin", choices=("all", "bots", "none"), default="all",
                    help="core pinning of the workers (see tacocat worker --help)")
+    p.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="K",
+                   help=f"games of a match played at once (default {DEFAULT_BATCH})")
     p.add_argument("--no-baseline", action="store_true",
-                   help="skip the one-worker runs (no speedup figure)")
+                   help="skip the one-worker runs (no speedup figure), the --batch 1 run and "
+                        "the in-process run")
     p.add_argument("--without", action="append", default=[], metavar="BOT",
                    choices=sorted(BOTS),
                    help="leave a bot out of the field (the next variant takes its place), "
@@ -102,6 +116,7 @@ class Run:
     seconds: float
     games: int
     stats: dict[str, float]
+    batch: int = DEFAULT_BATCH
 
     @property
     def games_per_second(self) -> float:
@@ -167,11 +182,13 @@ class _Bench:
                 # Every run starts from an empty Redis and plays the very same games (same
                 # versions, same ladder name and secret, so the same seeds): runs differ in
                 # their workers only. The house bots are deterministic for given seeds.
-                self._stop_pool()
-                self.admin = self._fresh_arena()
-                self._start_pool(workers)
-                self._submit()
-                runs.append(self._round_robin(workers, repeat))
+                runs.append(self._run(workers, args.batch, repeat))
+        in_process: dict[str, Any] = {}
+        batch_1: Run | None = None
+        if not args.no_baseline:
+            in_process = self._in_process()  # the last run's matches, here, one core
+            if args.batch != 1:
+                batch_1 = self._run(args.workers, 1, args.repeat)
         self._stop_pool()
         main = [r for r in runs if r.workers == args.workers]
         base = [r for r in runs if r.workers == 1 and args.workers != 1]
@@ -195,20 +212,67 @@ class _Bench:
         result["bot_start_ms"] = round(statistics.median(
             1000 * r.stats.get("bot_start_seconds", 0.0) / max(1.0, r.stats.get("bot_starts", 0.0))
             for r in main), 1)
+        if in_process:
+            result["in_process_games_per_second"] = in_process["games_per_second"]
+            result["efficiency"] = round(rate / (args.workers * in_process["games_per_second"]),
+                                         3)
+            result["same_games"] = in_process["same_games"]
+        result["batch"] = args.batch
+        if batch_1 is not None:
+            result["batch_1_games_per_second"] = round(batch_1.games_per_second, 1)
+            result["batch_gain"] = round(rate / batch_1.games_per_second, 2)
         result["workers"] = args.workers
         result["pin"] = args.pin
-        result["runs"] = [{"workers": r.workers, "seconds": round(r.seconds, 2),
+        result["load_average"] = [round(x, 2) for x in os.getloadavg()]
+        result["runs"] = [{"workers": r.workers, "batch": r.batch,
+                           "seconds": round(r.seconds, 2),
                            "games_per_second": round(r.games_per_second, 1),
                            "busy": round(r.stats.get("match_job_seconds", 0.0)
                                          / (r.workers * r.seconds), 3),
                            "overhead_share": round(_overhead(r.stats)["total"], 4),
                            "game_ms": round(1000 * r.stats.get("game_seconds", 0.0)
                                             / max(1.0, r.stats.get("games", 0.0)), 2)}
-                          for r in runs]
+                          for r in [*runs, *([batch_1] if batch_1 else [])]]
         print(json.dumps(result), flush=True)
         return 0
 
     # -- phases --------------------------------------------------------------------------------
+
+    def _run(self, workers: int, batch: int, repeat: int) -> Run:
+        self._stop_pool()
+        self.admin = self._fresh_arena()
+        self._start_pool(workers, batch)
+        self._submit()
+        return self._round_robin(workers, batch, repeat)
+
+    def _in_process(self) -> dict[str, Any]:
+        """The last run's matches again, in this process on one core: same seeds, same bots
+        (their uploads, loaded here), the same match loop without processes or sandbox."""
+        from tacocat.referee import play_in_process  # noqa: PLC0415
+
+        matches = self.arena.list_matches("bench", count=10_000)
+        classes = {self.arena.get_version(v).id: _bot_class(BOTS[self.arena.get_version(v)
+                                                                .bot.split("/", 1)[1]])
+                   for m in matches for v in (m.a, m.b)}
+        affinity = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(affinity)})
+        same = True
+        try:
+            _say(f"bench ladder: the same {self.games} games in this process, one core")
+            started = time.perf_counter()
+            played = [play_in_process(classes[m.a], classes[m.b], m.schedule(),
+                                      names=(m.a, m.b), rules=STANDARD,
+                                      batch=self.args.batch) for m in matches]
+            seconds = time.perf_counter() - started
+        finally:
+            os.sched_setaffinity(0, affinity)
+        for match, done in zip(matches, played, strict=True):
+            recorded = [r.dumps() for r in self.arena.match_replays(match.id)]
+            same = same and recorded == [g.record.dumps() for g in done.games]
+        games = sum(len(done.games) for done in played)
+        _say(f"bench ladder: {games} games in {seconds:.1f} s in process "
+             f"({games / seconds:.0f} games/s); same records as the workers': {same}")
+        return {"games_per_second": round(games / seconds, 1), "same_games": same}
 
     def _submit(self) -> None:
         """Submit every bot and wait until the workers' smoke tests activated them all."""
@@ -229,7 +293,7 @@ class _Bench:
             time.sleep(0.1)
         _say(f"bench ladder: {len(versions)} bots submitted and smoke-tested")
 
-    def _round_robin(self, workers: int, repeat: int) -> Run:
+    def _round_robin(self, workers: int, batch: int, repeat: int) -> Run:
         from tacocat.worker import worker_stats  # noqa: PLC0415
 
         ladder = "bench"
@@ -251,8 +315,8 @@ class _Bench:
                 break
             if now - shown >= (0.25 if sys.stderr.isatty() else 5.0):
                 shown = now
-                _progress(f"{ladder} ({workers} worker{'s' * (workers != 1)}, run {repeat + 1})",
-                          games, self.games, now - started)
+                _progress(f"{ladder} ({workers} worker{'s' * (workers != 1)}, batch {batch}, "
+                          f"run {repeat + 1})", games, self.games, now - started)
             if now - started > 900:
                 raise SystemExit(f"bench ladder: {ladder} did not finish in 900 s")
             time.sleep(0.05)
@@ -266,9 +330,9 @@ class _Bench:
                 break
             time.sleep(0.02)
         stats = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
-        _progress(f"{ladder} ({workers} worker{'s' * (workers != 1)}, run {repeat + 1})",
-                  games, self.games, seconds, end=True)
-        return Run(workers, seconds, games, stats)
+        _progress(f"{ladder} ({workers} worker{'s' * (workers != 1)}, batch {batch}, run "
+                  f"{repeat + 1})", games, self.games, seconds, end=True)
+        return Run(workers, seconds, games, stats, batch)
 
     def _fresh_arena(self) -> User:
         self.redis.flushall()
@@ -278,14 +342,12 @@ class _Bench:
 
     # -- the worker pool -----------------------------------------------------------------------
 
-    def _start_pool(self, workers: int) -> None:
+    def _start_pool(self, workers: int, batch: int) -> None:
         from rq import Worker  # noqa: PLC0415
 
-        if self.pool is not None and self.pool_size == workers:
-            return
         self._stop_pool()
         command = [sys.executable, "-m", "tacocat.cli", "worker", "--workers", str(workers),
-                   "--redis-url", self.server.url, "--pin", self.args.pin,
+                   "--batch", str(batch), "--redis-url", self.server.url, "--pin", self.args.pin,
                    "--log-level", "INFO" if self.args.verbose else "WARNING", "--wait", "1"]
         if self.args.insecure_no_sandbox:
             command.append("--insecure-no-sandbox")
@@ -316,6 +378,15 @@ class _Bench:
         deadline = time.monotonic() + 10
         while Worker.all(connection=self.redis) and time.monotonic() < deadline:
             time.sleep(0.05)
+
+
+def _bot_class(source: str) -> type[Bot]:
+    """The one Bot subclass a bench bot's source defines (as the host would load it)."""
+    namespace: dict[str, Any] = {"__name__": "tacocat_bench_bot"}
+    exec(compile(source, "bot.py", "exec"), namespace)  # our own sources, not a user's
+    (found,) = [v for v in namespace.values() if isinstance(v, type) and issubclass(v, Bot)
+                and v.__module__ == "tacocat_bench_bot"]
+    return found
 
 
 def _overhead(stats: dict[str, float]) -> dict[str, float]:

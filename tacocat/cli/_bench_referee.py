@@ -12,8 +12,14 @@ each of its decisions ends and the next one begins.
 - p50_ms / p99_ms: the client's wait between answering and being asked again (within a
   game): the referee's turnaround including both network legs and the house bot's moves.
 
-The whole run is repeated ``--repeat`` times against the same referee; the figures are the
-medians over runs (per-run figures are in "runs").
+- baseline_decisions_per_second / baseline_p50_ms / baseline_p99_ms: the same clients,
+  processes and streams against a plain grpc.aio echo server (one message each way per
+  round trip, of the sizes the game protocol sends), measured the same way in the same
+  invocation; ratio = decisions_per_second / baseline_decisions_per_second.
+
+The whole run is repeated ``--repeat`` times against the same referee (and the echo runs
+interleaved with them); the figures are the medians over runs (per-run figures are in
+"runs").
 """
 
 from __future__ import annotations
@@ -21,15 +27,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from tacocat.engine import Observation, Outcome, Ruleset
 from tacocat.engine.bots import GreedyBot
+
+from . import _bench_echo
 
 DESCRIPTION = __doc__.split("\n\n", 1)[1] if __doc__ else ""
 
@@ -68,20 +79,62 @@ def bench_referee(args: argparse.Namespace) -> int:
             print(f"tacocat bench referee: the referee did not start: {line!r}", file=sys.stderr)
             return 1
         address = line.rsplit(" ", 1)[1].strip()
-        runs = [_one_run(address, args.clients, procs, args.games, args.opponent)
-                for _ in range(max(1, args.repeat))]
+        request_bytes, action_bytes = _bench_echo.message_sizes()
+        runs: list[dict[str, float]] = []
+        baselines: list[dict[str, float]] = []
+        rounds = None
+        for _ in range(max(1, args.repeat)):
+            runs.append(_one_run(address, args.clients, procs, args.games, args.opponent))
+            # As many round trips per client as a referee client made in its run.
+            rounds = rounds or round(runs[-1]["round_trips_per_client"])
+            baselines.append(_echo_run(args.clients, procs, rounds, request_bytes,
+                                       action_bytes))
     finally:
         referee.terminate()
         referee.wait(10)
+    rate = statistics.median(r["decisions_per_second"] for r in runs)
+    base = statistics.median(r["decisions_per_second"] for r in baselines)
     print(json.dumps({
         "clients": args.clients,
-        "decisions_per_second": round(statistics.median(r["decisions_per_second"]
-                                                        for r in runs), 1),
+        "decisions_per_second": round(rate, 1),
         "p50_ms": round(statistics.median(r["p50_ms"] for r in runs), 2),
         "p99_ms": round(statistics.median(r["p99_ms"] for r in runs), 2),
+        "baseline_decisions_per_second": round(base, 1),
+        "baseline_p50_ms": round(statistics.median(r["p50_ms"] for r in baselines), 2),
+        "baseline_p99_ms": round(statistics.median(r["p99_ms"] for r in baselines), 2),
+        "ratio": round(rate / base, 3),
+        "message_bytes": {"request": request_bytes, "action": action_bytes},
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "runs": runs,
+        "baseline_runs": baselines,
     }))
     return 0
+
+
+def _echo_run(clients: int, procs: int, rounds: int, request_bytes: int,
+              action_bytes: int) -> dict[str, float]:
+    """The baseline: the same clients against a plain echo server, measured alike."""
+    with tempfile.TemporaryDirectory(prefix="tacocat-echo-") as folder:
+        port_file = Path(folder) / "port"
+        server = subprocess.Popen([sys.executable, "-c", _bench_echo.SERVER_MAIN,
+                                   str(port_file), str(request_bytes)])
+        try:
+            deadline = time.monotonic() + 30
+            while not port_file.exists() or not port_file.read_text():
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("tacocat bench referee: the echo server did not start")
+                time.sleep(0.02)
+            address = f"127.0.0.1:{port_file.read_text()}"
+            shares = [clients // procs + (1 if i < clients % procs else 0)
+                      for i in range(procs)]
+            workers = [subprocess.Popen([sys.executable, "-c", _bench_echo.CLIENT_MAIN,
+                                         address, str(share), str(rounds), str(action_bytes)],
+                                        stdout=subprocess.PIPE, text=True)
+                       for share in shares]
+            return _summarise(_collect(workers))
+        finally:
+            server.terminate()
+            server.wait(10)
 
 
 def _one_run(address: str, clients: int, procs: int, games: int,
@@ -94,12 +147,27 @@ def _one_run(address: str, clients: int, procs: int, games: int,
             [sys.executable, "-c", _CLIENT_MAIN, address, str(first), str(share), str(games),
              opponent], stdout=subprocess.PIPE, text=True))
         first += share
+    return _summarise(_collect(workers))
+
+
+def _collect(workers: Sequence[subprocess.Popen[str]]) -> list[dict[str, Any]]:
     reports: list[dict[str, Any]] = []
-    for worker in workers:
-        out, _ = worker.communicate()
-        if worker.returncode != 0:
-            raise SystemExit(f"a bench client process failed (exit {worker.returncode})")
-        reports.extend(json.loads(line) for line in out.splitlines() if line.strip())
+    try:
+        for worker in workers:
+            out, _ = worker.communicate()
+            if worker.returncode != 0:
+                raise SystemExit(f"a bench client process failed (exit {worker.returncode})")
+            reports.extend(json.loads(line) for line in out.splitlines() if line.strip())
+    finally:
+        for worker in workers:  # a failed one must not leave the others running
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+    return reports
+
+
+def _summarise(reports: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Round trips per second while every client was busy, and the waits in that window."""
     start = max(r["times"][0] for r in reports)
     end = min(r["times"][-1] for r in reports)
     decisions = sum(sum(1 for t in r["times"] if start <= t <= end) for r in reports)
@@ -111,6 +179,7 @@ def _one_run(address: str, clients: int, procs: int, games: int,
         "p99_ms": round(_percentile(waits, 0.99) * 1000, 2),
         "window_s": round(end - start, 2),
         "decisions": decisions,
+        "round_trips_per_client": sum(len(r["times"]) for r in reports) / len(reports),
     }
 
 

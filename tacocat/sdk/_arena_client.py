@@ -344,13 +344,15 @@ class ArenaClient:
 
     def create_ladder(self, name: str, *, ruleset: Ruleset | None = None,
                       games_per_pairing: int | None = None, games_per_match: int | None = None,
-                      decision_seconds: float | None = None) -> Ladder:
+                      decision_seconds: float | None = None,
+                      batch: int | None = None) -> Ladder:
         """Create a ladder (admins only); unset settings take the server's defaults (200
-        games per pairing in matches of 20, 1 s per decision, the standard rules)."""
+        games per pairing in matches of 20, 1 s per decision, the standard rules, the
+        workers' batch size)."""
         request = apb.CreateLadderRequest(
             name=name, games_per_pairing=_non_negative(games_per_pairing, "games_per_pairing"),
             games_per_match=_non_negative(games_per_match, "games_per_match"),
-            decision_seconds=decision_seconds or 0.0)
+            decision_seconds=decision_seconds or 0.0, batch=_non_negative(batch, "batch"))
         if ruleset is not None:
             ruleset_to_pb(ruleset, request.ruleset)
         return Ladder.from_pb(self._call(self._stub.CreateLadder, request))

@@ -173,12 +173,14 @@ class Ladder:
     created_at: float
     created_by: str
     rounds: int
+    batch: int = 0
+    """Games of a match played at once (0: the workers' default)."""
 
     @classmethod
     def from_pb(cls, msg: apb.Ladder) -> Ladder:
         return cls(msg.name, ruleset_from_pb(msg.ruleset), msg.games_per_pairing,
                    msg.games_per_match, msg.decision_seconds, msg.created_at, msg.created_by,
-                   msg.rounds)
+                   msg.rounds, msg.batch)
 
 
 @dataclass(frozen=True)

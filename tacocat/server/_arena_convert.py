@@ -74,7 +74,7 @@ def ladder_to_pb(ladder: Ladder) -> apb.Ladder:
     msg = apb.Ladder(name=ladder.name, games_per_pairing=ladder.games_per_pairing,
                      games_per_match=ladder.games_per_match,
                      decision_seconds=ladder.decision_seconds, created_at=ladder.created_at,
-                     created_by=ladder.created_by, rounds=ladder.rounds)
+                     created_by=ladder.created_by, rounds=ladder.rounds, batch=ladder.batch)
     ruleset_to_pb(ladder.ruleset, msg.ruleset)
     return msg
 

@@ -299,6 +299,8 @@ class ArenaService(apb_grpc.ArenaServicer):
             settings["games_per_match"] = request.games_per_match
         if request.decision_seconds:
             settings["decision_seconds"] = request.decision_seconds
+        if request.batch:
+            settings["batch"] = request.batch
         ladder = await self.run(self.arena.create_ladder, actor, request.name, **settings)
         log.info("%s created ladder %s", actor.name, ladder.name)
         return ladder_to_pb(ladder)

@@ -37,6 +37,7 @@ from rq import get_current_job
 
 from tacocat.arena import Arena, MatchResult, MatchStatus, NotFound, VersionStatus, unpack
 from tacocat.engine import STANDARD, Reason, duplicate_pairs
+from tacocat.protocol import MAX_BATCH
 
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
@@ -152,7 +153,8 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
                 for version, side in ((match.a, "a"), (match.b, "b"))]
         with MatchPlayer(ctx.launcher, bots[0], bots[1], ladder.ruleset,
                          time_limit=ladder.decision_seconds,
-                         max_strikes=settings.max_strikes, batch=settings.batch,
+                         max_strikes=settings.max_strikes,
+                         batch=min(ladder.batch or settings.batch, MAX_BATCH),
                          startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
             played = player.play(match.schedule())

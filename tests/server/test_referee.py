@@ -89,7 +89,7 @@ async def capture(address: str, bot: Recorder, token: str, name: str, games: int
                   ) -> list[bytes]:
     """Play live like connect(), keeping every ServerMessage exactly as it arrived."""
     received: list[bytes] = []
-    session = BotSession(bot)
+    session = BotSession(lambda: bot)  # the same recorder for every game (one at a time)
     hello = pb.ClientMessage()
     hello.play.bot_name, hello.play.games = name, games
     hello.play.protocol = PROTOCOL_VERSION
@@ -172,8 +172,10 @@ def test_the_schema_has_no_place_for_secrets() -> None:
                 pending.append(field.message_type)
     suspicious = {n for n in names if any(w in n.split(".")[1] for w in
                                           ("seed", "pile", "opponent_hand", "deck"))}
-    # The ruleset's deck is the public composition (rank -> count); pile_size is a count.
-    assert suspicious == {"Ruleset.deck", "DecisionRequest.pile_size"}
+    # The ruleset's deck is the public composition (rank -> count).
+    # (The pile's size rides in DecisionRequest.view, whose layout game.proto spells out:
+    # counts, the seat's own hand and public cards only.)
+    assert suspicious == {"Ruleset.deck"}
 
 
 # ------------------------------------------------------------------ nonsense never hurts
@@ -301,7 +303,7 @@ def test_a_client_that_stops_answering_is_told_and_dropped(referee: ThreadRefere
     with pytest.raises(RefereeError) as caught:
         connect(Asleep(), referee.address, games=50, opponent="house:greedy", name="asleep")
     assert caught.value.code == "TIMEOUT"
-    assert "no answer to 3 requests in a row" in caught.value.message
+    assert "gave up after 3 faults in a row; last: timeout" in caught.value.message
     records = referee.records(["anonymous/asleep"])
     assert len(records) == 3  # the match ended with the third timeout, not after 50 games
     assert all(r.result.fault is Fault.TIMEOUT for r in records)

@@ -201,3 +201,20 @@ def test_tacocat_worker_explains_itself(capsys: pytest.CaptureFixture[str]) -> N
     for words in ("RQ worker processes", "dispatcher", "sandbox", "--workers", "REDIS_URL",
                   "Ctrl-C", "--insecure-no-sandbox", "--pin"):
         assert words in text, words
+
+
+def test_a_match_gives_the_same_records_for_every_batch_size(tmp_path: Path) -> None:
+    """The same sandboxed match at K = 1, 7 and the default: byte-identical records, and
+    the same as in one process."""
+    a = _bot(tmp_path / "a", "a@1", good_bot("a", "RandomBot"))
+    b = _bot(tmp_path / "b", "b@1", good_bot("b"))
+    schedule = duplicate_pairs(14, "batches")
+    jsonl = []
+    for batch in (1, 7, WorkerSettings().batch):
+        with MatchPlayer(CONTEXT.launcher, a, b, STANDARD, time_limit=2.0,
+                         batch=batch) as player:
+            played = player.play(schedule)
+        assert not played.sides[0].failures and not played.sides[1].failures
+        jsonl.append("\n".join(r.dumps() for r in played.records))
+    local = play_in_process(RandomBot, GreedyBot, schedule, names=("a@1", "b@1"))
+    assert jsonl[0] == jsonl[1] == jsonl[2] == "\n".join(g.record.dumps() for g in local.games)

@@ -634,6 +634,7 @@ class Ladder(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     CREATED_BY_FIELD_NUMBER: _builtins.int
     ROUNDS_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     games_per_pairing: _builtins.int
     games_per_match: _builtins.int
@@ -642,6 +643,8 @@ class Ladder(_message.Message):
     created_by: _builtins.str
     rounds: _builtins.int
     """games_per_pairing / games_per_match"""
+    batch: _builtins.int
+    """games of a match played at once; 0: the workers' default"""
     @_builtins.property
     def ruleset(self) -> _game_pb2.Ruleset: ...
     def __init__(
@@ -655,10 +658,11 @@ class Ladder(_message.Message):
         created_at: _builtins.float = ...,
         created_by: _builtins.str = ...,
         rounds: _builtins.int = ...,
+        batch: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "created_by", b"created_by", "decision_seconds", b"decision_seconds", "games_per_match", b"games_per_match", "games_per_pairing", b"games_per_pairing", "name", b"name", "rounds", b"rounds", "ruleset", b"ruleset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "created_at", b"created_at", "created_by", b"created_by", "decision_seconds", b"decision_seconds", "games_per_match", b"games_per_match", "games_per_pairing", b"games_per_pairing", "name", b"name", "rounds", b"rounds", "ruleset", b"ruleset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -673,6 +677,7 @@ class CreateLadderRequest(_message.Message):
     GAMES_PER_PAIRING_FIELD_NUMBER: _builtins.int
     GAMES_PER_MATCH_FIELD_NUMBER: _builtins.int
     DECISION_SECONDS_FIELD_NUMBER: _builtins.int
+    BATCH_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     games_per_pairing: _builtins.int
     """0: the server default (200)"""
@@ -680,6 +685,8 @@ class CreateLadderRequest(_message.Message):
     """even; 0: the server default (20)"""
     decision_seconds: _builtins.float
     """per decision; 0: the server default (1 s)"""
+    batch: _builtins.int
+    """games of a match at once; 0: the workers' default"""
     @_builtins.property
     def ruleset(self) -> _game_pb2.Ruleset:
         """unset: the standard rules"""
@@ -692,10 +699,11 @@ class CreateLadderRequest(_message.Message):
         games_per_pairing: _builtins.int = ...,
         games_per_match: _builtins.int = ...,
         decision_seconds: _builtins.float = ...,
+        batch: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ruleset", b"ruleset"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision_seconds", b"decision_seconds", "games_per_match", b"games_per_match", "games_per_pairing", b"games_per_pairing", "name", b"name", "ruleset", b"ruleset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch", b"batch", "decision_seconds", b"decision_seconds", "games_per_match", b"games_per_match", "games_per_pairing", b"games_per_pairing", "name", b"name", "ruleset", b"ruleset"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

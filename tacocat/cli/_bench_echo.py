@@ -1,0 +1,125 @@
+"""The baseline of ``tacocat bench referee``: a plain grpc.aio bidirectional ping-pong.
+
+The same shape as the referee run (one server process, the same client processes, streams
+and connections, one message each way per round trip, messages of the sizes the game
+protocol really sends) with nothing behind it: the server answers each message at once.
+Its round trips per second are what gRPC and Python can do on this machine, so the
+referee's figure divided by this one says how much the referee itself costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from statistics import mean
+
+from tacocat.engine import STANDARD, BotDriver, Table, duplicate_pairs
+from tacocat.engine.bots import GreedyBot
+from tacocat.protocol.proto.v1 import game_pb2 as pb
+from tacocat.referee import SeatFeed
+
+SERVICE = "tacocat.bench.Echo"
+METHOD = f"/{SERVICE}/PingPong"
+
+
+def message_sizes(games: int = 20) -> tuple[int, int]:
+    """Mean bytes of a decision request and of an action, from real games."""
+    requests: list[int] = []
+    actions: list[int] = []
+    for plan in duplicate_pairs(games, "sizes"):
+        table = Table(STANDARD, plan.seed, ("a", "b"))
+        feeds = (SeatFeed(2.0), SeatFeed(2.0))
+        drivers = (BotDriver(GreedyBot()), BotDriver(GreedyBot()))
+        for seat in (0, 1):
+            feeds[seat].game_start(pb.ServerMessage(), 0, 1, seat, STANDARD, "x")
+            drivers[seat].start(seat, STANDARD, "x")
+        while not table.is_over:
+            for obs in table.requests():
+                msg = pb.ServerMessage()
+                request_id = feeds[obs.seat].request(msg, 0, obs)
+                requests.append(msg.ByteSize())
+                answer = drivers[obs.seat].decide(obs)
+                reply = pb.ClientMessage()
+                reply.action.request_id, reply.action.think_us = request_id, 150
+                reply.action.cards.extend(answer)
+                actions.append(reply.ByteSize())
+                table.answer(obs.seat, answer)
+                if table.is_over:
+                    break
+    return round(mean(requests)), round(mean(actions))
+
+
+async def _serve(port_file: str, reply_size: int) -> None:
+    import grpc  # noqa: PLC0415 - only the echo process
+
+    reply = b"x" * reply_size
+
+    async def ping_pong(requests: object, context: grpc.aio.ServicerContext[bytes, bytes]
+                        ) -> None:
+        while True:
+            data = await context.read()
+            if not isinstance(data, bytes):
+                return
+            await context.write(reply)
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        SERVICE, {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)}),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    with open(port_file, "w") as out:
+        out.write(str(port))
+    await server.wait_for_termination()
+
+
+async def _client(address: str, rounds: int, size: int) -> dict[str, list[float]]:
+    import grpc  # noqa: PLC0415
+
+    message = b"y" * size
+    times: list[float] = []
+    waits: list[float] = []
+    wait_times: list[float] = []
+    options = [("grpc.use_local_subchannel_pool", 1)]  # one connection per client
+    async with grpc.aio.insecure_channel(address, options=options) as channel:
+        call: grpc.aio.StreamStreamCall[bytes, bytes] = channel.stream_stream(METHOD)()
+        last = 0.0
+        for _ in range(rounds):
+            await call.write(message)
+            await call.read()
+            now = time.time()
+            if last:  # as the bot notes it: from its answer to the next request
+                waits.append(now - last)
+                wait_times.append(now)
+            times.append(now)
+            last = time.time()
+        await call.done_writing()
+    return {"times": times, "waits": waits, "wait_times": wait_times}
+
+
+async def _clients(address: str, count: int, rounds: int, size: int) -> None:
+    reports = await asyncio.gather(*(_client(address, rounds, size) for _ in range(count)))
+    for report in reports:
+        print(json.dumps(report))
+
+
+def server_main(argv: Sequence[str]) -> None:
+    """The echo server process: ``PORT_FILE REPLY_BYTES``."""
+    from ._serve import run_async  # noqa: PLC0415
+
+    run_async(_serve(argv[0], int(argv[1])))
+
+
+def client_main(argv: Sequence[str]) -> None:
+    """An echo client process: ``ADDRESS COUNT ROUNDS MESSAGE_BYTES``."""
+    from ._serve import run_async  # noqa: PLC0415
+
+    address, count, rounds, size = argv
+    run_async(_clients(address, int(count), int(rounds), int(size)))
+
+
+SERVER_MAIN = ("import sys; from tacocat.cli._bench_echo import server_main; "
+               "server_main(sys.argv[1:])")
+CLIENT_MAIN = ("import sys; from tacocat.cli._bench_echo import client_main; "
+               "client_main(sys.argv[1:])")

@@ -1,0 +1,50 @@
+"""``tacocat play``: local matches through the one match loop, as a user runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .helpers import tacocat
+
+BOTS = Path(__file__).resolve().parents[1] / "referee" / "bots"
+
+
+def test_the_games_are_the_same_for_every_batch_size(tmp_path: Path) -> None:
+    files = []
+    for batch in ("1", "7", None):
+        out = tmp_path / f"k{batch}.jsonl"
+        args = ["play", "house:random", "house:greedy", "--games", "30", "--seed", "k",
+                "--replay", str(out)] + (["--batch", batch] if batch else [])
+        done = tacocat(*args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "30 games (15 duplicate pairs)" in done.stdout
+        files.append(out.read_bytes())
+    assert files[0] == files[1] == files[2]
+    assert files[0].count(b"\n") == 30
+
+
+def test_forfeits_are_listed_by_reason_with_the_first_message(tmp_path: Path) -> None:
+    done = tacocat("play", str(BOTS / "crashing_bot.py"), "house:greedy", "--games", "4",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "forfeited 4 games by crash; first: crash: seat 0: RuntimeError: boom in attack " \
+           "at crashing_bot.py:" in done.stdout, done.stdout
+
+
+def test_a_slow_bot_forfeits_on_time_and_gives_up_after_three(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\n\nfrom tacocat.engine.bots import GreedyBot\n\n\n"
+                    "class Slow(GreedyBot):\n    def duel(self, obs):\n"
+                    "        time.sleep(0.3)\n        return super().duel(obs)\n")
+    done = tacocat("play", str(slow), "house:greedy", "--games", "8", "--batch", "1",
+                   "--time-limit", "0.1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "forfeited 8 games by timeout; first: timeout: seat 0: took 0.3" in done.stdout
+    assert "gave up after 3 faults in a row; last: timeout" in done.stdout
+
+
+def test_bad_settings_say_what_to_do(tmp_path: Path) -> None:
+    done = tacocat("play", "house:random", "house:greedy", "--batch", "0", cwd=tmp_path)
+    assert done.returncode == 2 and "--batch must be from 1 to 256, got 0" in done.stderr
+    done = tacocat("play", "house:random", "house:greedy", "--time-limit", "0", cwd=tmp_path)
+    assert done.returncode == 2 and "--no-time-limit turns the limit off" in done.stderr
