@@ -39,11 +39,31 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from tacocat.sdk import Bot, Observation, SdkError, best_defence, connect, lowest_response
+from tacocat.sdk import (
+    Bot,
+    Observation,
+    Round,
+    Ruleset,
+    SdkError,
+    best_defence,
+    connect,
+    lowest_response,
+)
 
 
 class {cls}(Bot):
+    """One object plays one game: the arena plays several games of a match at once and
+    makes a fresh {cls}() for each, so attributes are per-game memory. Keep what should
+    outlive a game (a cache, an opening book) in class attributes or module globals."""
+
     name = "{name}"
+
+    def on_game_start(self, seat: int, ruleset: Ruleset, opponent: str) -> None:
+        self.seat = seat
+        self.attacks_seen = 0  # per-game memory: this game's, never another's
+
+    def on_round_end(self, round: Round) -> None:
+        self.attacks_seen += len(round.tricks)
 
     def replace(self, obs: Observation) -> Sequence[int]:
         # The lower card wins the showdown and high cards defend: send back the middle.

@@ -314,64 +314,63 @@ class ObservationDecoder:
     def _unpack(self, view: list[int], decision: Decision,
                 history: tuple[Round, ...]) -> Observation:
         (round_, position, covered, opponent_cards, pile_size, replace_cap, score_0, score_1,
-         attacker) = view[:9]
+         attacker, n) = view[:10]
         if round_ != self._round:
             self._round = round_
             self._discards, self._duels, self._tricks = (), (), ()
-        size = len(view)
-
-        def count(at: int, *, unset: bool = False) -> int:
-            # A count the rest of the view can hold (a hostile one must not loop or reach
-            # back: negative indices are valid Python).
-            n = view[at]
-            if not (0 <= n <= size - at or (unset and n == _NOT_REVEALED)):
-                raise ValueError(f"count {n} at position {at}")
-            return n
-
-        at = 9
-        n = count(at)
-        hand = tuple(view[at + 1:at + 1 + n])
-        at += 1 + n
-        n = count(at)
+        # Counts are trusted only as far as they cannot loop or reach backwards (negative
+        # indices are valid Python): a view that does not add up raises at the end.
+        at = 10
+        hand = tuple(view[at:at + n])
+        at += n
+        n = view[at]
         attack = tuple(view[at + 1:at + 1 + n])
         at += 1 + n
-        n = count(at)
+        n = view[at]
         if n:
             self._discards += tuple(view[at + 1:at + 1 + n])
         at += 1 + n
-        replaced: list[tuple[int, ...] | None] = []
-        for _ in (0, 1):
-            n = count(at, unset=True)
-            if n == _NOT_REVEALED:
-                replaced.append(None)
-                at += 1
-            else:
-                replaced.append(tuple(view[at + 1:at + 1 + n]))
-                at += 1 + n
-        n = count(at)
+        n = view[at]
+        if n == _NOT_REVEALED:
+            first = None
+            at += 1
+        else:
+            first = tuple(view[at + 1:at + 1 + n])
+            at += 1 + n
+        n = view[at]
+        if n == _NOT_REVEALED:
+            second = None
+            at += 1
+        else:
+            second = tuple(view[at + 1:at + 1 + n])
+            at += 1 + n
+        n = view[at]
         at += 1
         if n:
             self._duels += tuple([(view[i], view[i + 1]) for i in range(at, at + 2 * n, 2)])
             at += 2 * n
-        n = count(at)
+        n = view[at]
         at += 1
         if n:
+            if not 0 < n <= len(view):
+                raise ValueError(f"{n} tricks")
             tricks = []
             for _ in range(n):
-                trick_attacker = view[at]
-                k = count(at + 1)
+                trick_attacker, k = view[at], view[at + 1]
+                if k < 0:
+                    raise ValueError(f"a trick of {k} cards")
                 at += 2
                 tricks.append(_new_tuple(Trick, (trick_attacker, tuple(view[at:at + k]),
                                                  tuple(view[at + k:at + 2 * k]))))
                 at += 2 * k
             self._tricks += tuple(tricks)
-        if at != size:
-            raise ValueError(f"{size - at} numbers left over")
+        if at != len(view) or len(hand) != view[9] or min(view[9], len(attack)) < 0:
+            raise ValueError(f"{len(view) - at} numbers left over")
         # tuple.__new__ skips the named tuple's Python-level __new__: this runs per decision.
         return _new_tuple(Observation, (
             self.seat, decision, self.ruleset, round_, position,
             _unbits(covered, self._spaces), hand, opponent_cards, pile_size, self._discards,
-            (replaced[0], replaced[1]), self._duels, self._tricks,
+            (first, second), self._duels, self._tricks,
             None if attacker == _NO_ATTACKER else attacker, attack, replace_cap,
             (score_0, score_1), history,
         ))

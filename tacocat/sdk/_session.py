@@ -174,7 +174,9 @@ class BotSession:
             raise ProtocolError(f"{what} for game {game}, which has not started") from None
 
     def _decide(self, request: pb.DecisionRequest, reply: pb.ClientMessage) -> pb.ClientMessage:
-        game = self._game(request.game, f"decision request {request.request_id}")
+        game = self._games.get(request.game)
+        if game is None:
+            game = self._game(request.game, f"decision request {request.request_id}")
         obs = game.decoder.decode(request)
         started = time.monotonic()
         token = _deadline.set(started + request.time_left_ms / 1000
