@@ -330,20 +330,15 @@ class ObservationDecoder:
         if n:
             self._discards += tuple(view[at + 1:at + 1 + n])
         at += 1 + n
-        n = view[at]
-        if n == _NOT_REVEALED:
-            first = None
-            at += 1
-        else:
-            first = tuple(view[at + 1:at + 1 + n])
-            at += 1 + n
-        n = view[at]
-        if n == _NOT_REVEALED:
-            second = None
-            at += 1
-        else:
-            second = tuple(view[at + 1:at + 1 + n])
-            at += 1 + n
+        replaced: list[tuple[int, ...] | None] = []
+        for _ in (0, 1):
+            n = view[at]
+            if n == _NOT_REVEALED:
+                replaced.append(None)
+                at += 1
+            else:
+                replaced.append(tuple(view[at + 1:at + 1 + n]))
+                at += 1 + n
         n = view[at]
         at += 1
         if n:
@@ -370,7 +365,7 @@ class ObservationDecoder:
         return _new_tuple(Observation, (
             self.seat, decision, self.ruleset, round_, position,
             _unbits(covered, self._spaces), hand, opponent_cards, pile_size, self._discards,
-            (first, second), self._duels, self._tricks,
+            (replaced[0], replaced[1]), self._duels, self._tricks,
             None if attacker == _NO_ATTACKER else attacker, attack, replace_cap,
             (score_0, score_1), history,
         ))
