@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from tacocat import engine
@@ -96,3 +97,33 @@ def test_bench_engine_prints_one_json_line_naming_the_engine_form() -> None:
     assert line["games"] == 50 and line["seconds"] > 0
     assert abs(line["games_per_second"] * line["seconds"] / 50 - 1) < 0.01  # seconds is rounded
     assert line["engine"] == "compiled (mypyc)"
+
+
+def test_a_wheel_built_from_the_project_carries_the_compiled_engine(tmp_path: Path) -> None:
+    """What `pip install tacocat-arena` gets: setup.py compiles the engine into the wheel."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(ROOT / "tacocat", source / "tacocat", ignore=shutil.ignore_patterns(
+        "__pycache__", "*.so", ".compiled.json"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps",
+                            "--no-build-isolation", "-q", "-w", str(tmp_path / "wheels")],
+                           capture_output=True, text=True, check=False, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = (tmp_path / "wheels").glob("tacocat_arena-*.whl")
+    assert "-cp3" in wheel.name and "linux" in wheel.name  # a platform wheel, not py3-none-any
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    # -S: none of this environment's packages (the checkout's editable install included);
+    # the engine needs none.
+    script = (f"import sys; sys.path.insert(0, {str(site)!r})\n"
+              "import tacocat.engine as engine\n"
+              "state = engine.GameState(seed='wheel'); state.apply(0, ())\n"
+              "print(engine.ENGINE_FORM); print(engine._state.__file__)\n")
+    done = subprocess.run([sys.executable, "-S", "-c", script], cwd=tmp_path,
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    form, path = done.stdout.split("\n")[:2]
+    assert form == "compiled (mypyc)" and path.startswith(str(site)) and path.endswith(".so")
