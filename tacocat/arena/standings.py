@@ -287,13 +287,13 @@ def _compute(
             **{name: counts.get(name, 0) for name in _COUNTERS},
         ))
     rows.sort(key=lambda s: (s.rating is None, -(s.rating or 0.0), -s.elo, s.version))
+    met = [(pair, c) for pair, c in sorted(per_pair.items()) if c.get("matches", 0)]
+    rated_pairs = [pair for pair, c in met if fit is not None and c.get("games", 0)
+                   and pair[0] in fit and pair[1] in fit]
+    fit_los_of = dict(zip(rated_pairs, fit.los_many(rated_pairs) if fit else [], strict=True))
     crosstable = []
-    for (a, b), c in sorted(per_pair.items()):
-        if not c.get("matches", 0):
-            continue
-        fit_los = None
-        if fit is not None and a in fit and b in fit and c.get("games", 0):
-            fit_los = fit.los(a, b)
+    for (a, b), c in met:
+        fit_los = fit_los_of.get((a, b))
         crosstable.append(PairStanding(
             a=a, b=b, los=likelihood_of_superiority(c.get("wins", 0), c.get("losses", 0)),
             fit_los=fit_los, **{name: c.get(name, 0) for name in _COUNTERS},
