@@ -31,10 +31,11 @@ from .recording import INITIAL_ELO, LogEntry, recent_log
 from .results import dumps_json
 
 _STORE: Final = """
--- KEYS: ladder standings hash. ARGV: version, snapshot JSON, events channel, event JSON.
+-- KEYS: ladder standings hash. ARGV: version, snapshot JSON, events channel, event JSON,
+--       compact ratings JSON.
 local stored = redis.call('HGET', KEYS[1], 'version')
 if stored and tonumber(stored) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2], 'ratings', ARGV[5])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 """
@@ -167,10 +168,13 @@ def update_standings(
     pipe.hgetall(keys.stats(ladder))
     pipe.hgetall(keys.pairs(ladder))
     pipe.hgetall(keys.elo(ladder))
-    version_raw, stats_raw, pairs_raw, elo_raw = pipe.execute()
+    pipe.hget(keys.standings(ladder), "ratings")
+    version_raw, stats_raw, pairs_raw, elo_raw, previous = pipe.execute()
     version = number(version_raw)
+    # The previous fit is the warm start: after a few more results Newton needs a step or two.
+    start = {v: rating for v, (rating, _) in json.loads(previous).items()} if previous else None
     board = _compute(ladder, version, text_map(stats_raw), text_map(pairs_raw),
-                     text_map(elo_raw), clock())
+                     text_map(elo_raw), clock(), start)
     store_standings(redis, keys, board)
     return board
 
@@ -191,7 +195,9 @@ def store_standings(redis: Redis, keys: Keys, board: Leaderboard) -> bool:
         keys=[keys.standings(board.ladder)],
         args=[board.version, dumps_json(board.to_json()), keys.events(board.ladder),
               dumps_json({"event": "standings", "ladder": board.ladder,
-                          "version": board.version})],
+                          "version": board.version}),
+              dumps_json({s.version: [s.rating, s.margin] for s in board.standings
+                          if s.rating is not None})],
     )
     return bool(stored)
 
@@ -257,7 +263,7 @@ def ladder_status(redis: Redis, keys: Keys, ladder: str) -> LadderStatus:
 
 def _compute(
     ladder: str, version: int, stats: dict[str, str], pairs: dict[str, str],
-    elo: dict[str, str], now: float,
+    elo: dict[str, str], now: float, start: Mapping[str, float] | None = None,
 ) -> Leaderboard:
     per_version: dict[str, dict[str, int]] = {}
     for key, value in stats.items():
@@ -271,7 +277,7 @@ def _compute(
         pair: PairRecord(c.get("wins", 0), c.get("losses", 0), c.get("ties", 0))
         for pair, c in per_pair.items() if c.get("matches", 0)
     }
-    fit = fit_records(records) if any(r.games for r in records.values()) else None
+    fit = fit_records(records, start=start) if any(r.games for r in records.values()) else None
     rows = []
     for vid, counts in per_version.items():
         rated = fit is not None and vid in fit and fit[vid].games > 0

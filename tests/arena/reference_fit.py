@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from tacocat.arena.ratings import ELO_PER_NAT, Z95, PairRecord
+from tacocat.arena.ratings import ELO_PER_NAT, Z95, PairRecord, _logistic
 
 _MAX_NEWTON_STEPS = 200
 _STEP_TOLERANCE = 1e-10
@@ -163,25 +163,11 @@ def _invert_lower(lower: Sequence[Sequence[float]]) -> list[list[float]]:
     return inverse
 
 
-def _logistic(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
 def _log_logistic(x: float) -> float:
     """log(1 / (1 + e^-x)) without overflow."""
     if x >= 0:
         return -math.log1p(math.exp(-x))
     return x - math.log1p(math.exp(x))
-
-
-def _logistic(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
 
 
 def _log_logistic(x: float) -> float:
