@@ -153,6 +153,10 @@ class Keys:
         [rating, margin], what the scheduler and the next refit's warm start read)."""
         return f"{self.prefix}ladder:{{{name}}}:standings"
 
+    def refitting(self, name: str) -> str:
+        """String with a TTL: held by the process refitting the ladder's standings now."""
+        return f"{self.prefix}ladder:{{{name}}}:refitting"
+
     def served(self, name: str) -> str:
         """Hash: version -> the scheduling round of its last created match (fairness)."""
         return f"{self.prefix}ladder:{{{name}}}:served"

@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from ._redis import Clock, Redis, default_clock, number, scored, text, text_map
@@ -51,6 +52,21 @@ DEFAULT_ROUNDS_AHEAD: Final = 2
 DEFAULT_ORPHAN_GRACE: Final = 10.0
 """Seconds a match may lack a queued job before it counts as orphaned: covers the moment
 between creating a match and enqueuing it."""
+
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    """How an :class:`~tacocat.arena.Arena` schedules: ``order`` and ``fairness`` (see
+    :mod:`.order`), and ``queue_depth``, the pending matches per ladder that each
+    scheduling round tops up to (None: the whole window at once)."""
+
+    queue_depth: int | None = None
+    order: Order = Order.CONVERGE
+    fairness: int = DEFAULT_FAIRNESS
+
+
+DEFAULT_SCHEDULING: Final = Scheduling()
 
 Enqueue = Callable[[str], object]
 """Puts one match on the work queue, given its id (the return value is ignored)."""

@@ -18,7 +18,9 @@ increase by one per recorded match, so a subscriber that missed messages can tel
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import secrets
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Final
 
@@ -39,6 +41,16 @@ redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2], 'ratings', ARGV
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 """
+
+_RELEASE: Final = """
+-- KEYS: the refit lease. ARGV: the holder's token. Deletes the lease only if still ours.
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+REFIT_LEASE_SECONDS: Final = 60.0
+"""How long a refit lease lasts if its holder dies mid-refit (a refit takes well under 5 s
+even at 1,000 versions); meanwhile readers still refit on read."""
+_REFIT_PASSES: Final = 3
 
 _COUNTERS: Final = ("matches", "games", "wins", "ties", "losses", "aborted")
 
@@ -177,6 +189,40 @@ def update_standings(
                      text_map(elo_raw), clock(), start)
     store_standings(redis, keys, board)
     return board
+
+
+def refit_if_free(
+    redis: Redis, keys: Keys, ladder: str, *, clock: Clock = default_clock,
+    on_refit: Callable[[float], None] | None = None,
+) -> int:
+    """Refit the standings unless another process is refitting this ladder now; returns
+    how many refits this call ran.
+
+    At a few hundred versions a refit costs more than recording a result, so one refit per
+    result would make every worker wait for a refit: instead the workers take turns through a
+    lease, and results recorded during a refit are covered by the next one. The holder
+    releases the lease *before* checking whether it is behind, so a result whose worker
+    found the lease taken is always seen by some refit (or, past ``_REFIT_PASSES`` refits in
+    a row, by the next worker or reader). ``on_refit`` gets each refit's seconds.
+    """
+    lease = keys.refitting(ladder)
+    release = script(redis, "release_refit_lease", _RELEASE)
+    refits = 0
+    for _ in range(_REFIT_PASSES):
+        token = secrets.token_hex(8)
+        if not redis.set(lease, token, nx=True, px=int(REFIT_LEASE_SECONDS * 1000)):
+            break
+        started = time.perf_counter()
+        try:
+            update_standings(redis, keys, ladder, clock=clock)
+        finally:
+            release(keys=[lease], args=[token])
+            refits += 1
+            if on_refit is not None:
+                on_refit(time.perf_counter() - started)
+        if not is_behind(redis, keys, ladder):
+            break
+    return refits
 
 
 def is_behind(redis: Redis, keys: Keys, ladder: str) -> bool:
