@@ -43,7 +43,15 @@ from ._redis import Clock, Redis, default_clock, number, scored, text, text_map
 from .errors import InvalidArgument
 from .keys import Keys
 from .ladders import get_ladder, ladder_secret, playing_versions
-from .matches import cancel_match, create_matches, get_matches, match_id, match_seed, pair_field
+from .matches import (
+    cancel_match,
+    create_matches,
+    get_matches,
+    match_id,
+    match_seed,
+    pair_counts,
+    pair_field,
+)
 from .models import Match, MatchStatus
 from .order import DEFAULT_FAIRNESS, Candidate, Order, Rating, plan
 from .results import dumps_json
@@ -137,11 +145,8 @@ def schedule(
     if limit is not None and limit <= 0:
         return []
     pairs = [pair_field(a, b) for a, b in itertools.combinations(playing, 2)]
-    pipe = redis.pipeline(transaction=False)
-    for pair in pairs:
-        pipe.hmget(keys.pairs(ladder), [f"{pair}|matches", f"{pair}|scheduled"])
-    progress = {pair: (int(done or 0), int(made or 0))
-                for pair, (done, made) in zip(pairs, pipe.execute(), strict=True)}
+    progress = dict(zip(pairs, pair_counts(redis, keys, ladder, pairs, ("matches", "scheduled")),
+                        strict=True))
     completed = min(done for done, _ in progress.values())
     last = settings.rounds if rounds_ahead is None else min(
         settings.rounds, completed + rounds_ahead)
