@@ -42,7 +42,7 @@ from .ratings import Z95
 NEW_VERSION_MARGIN: Final = 100.0
 """A version whose 95% interval is wider than ± this many Elo counts as new: its pairings go
 first. (A version's interval falls under ±100 after about 50 games against its field.)"""
-DEFAULT_FAIRNESS: Final = 4
+DEFAULT_FAIRNESS: Final = 2
 """The fairness bound, in scheduling rounds (see the module docstring)."""
 
 

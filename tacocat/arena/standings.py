@@ -21,7 +21,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Final
 
 from ._redis import Clock, Redis, default_clock, number, script, text_map
@@ -132,21 +132,29 @@ class Leaderboard:
                        los=1.0 - found.los, fit_los=fit_los)
 
     def to_json(self) -> dict[str, Any]:
-        # Field by field rather than dataclasses.asdict, which deep-copies every value: a
-        # 200-version crosstable has 19,900 pairs, and asdict took 60 ms of each refit.
+        """JSON-ready data; the crosstable is stored by column (a list per field), which
+        encodes and parses several times faster than 19,900 small objects at 200 versions."""
         return {"ladder": self.ladder, "version": self.version,
                 "computed_at": self.computed_at,
                 "standings": [{**vars(s), "forfeits": dict(s.forfeits)}
                               for s in self.standings],
-                "pairs": [dict(vars(p)) for p in self.pairs]}
+                "pairs": {name: [getattr(p, name) for p in self.pairs]
+                          for name in _PAIR_FIELDS}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Leaderboard:
+        pairs = data["pairs"]
+        if isinstance(pairs, Mapping):  # by column (a list of objects before that)
+            pairs = [dict(zip(_PAIR_FIELDS, row, strict=True))
+                     for row in zip(*(pairs[name] for name in _PAIR_FIELDS), strict=True)]
         return cls(
             data["ladder"], int(data["version"]), float(data["computed_at"]),
             tuple(Standing(**s) for s in data["standings"]),
-            tuple(PairStanding(**p) for p in data["pairs"]),
+            tuple(PairStanding(**p) for p in pairs),
         )
+
+
+_PAIR_FIELDS: Final = tuple(f.name for f in fields(PairStanding))
 
 
 @dataclass(frozen=True)

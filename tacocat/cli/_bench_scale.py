@@ -73,7 +73,7 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                    help="the scheduling order(s) to run (default both, same seeds)")
     p.add_argument("--workers", type=int, default=2, help="worker threads (default 2)")
     p.add_argument("--queue-depth", type=int, default=0, metavar="N",
-                   help="pending matches the scheduler tops up to (default 4 x bots)")
+                   help="pending matches the scheduler tops up to (default 2 x bots)")
     p.add_argument("--spread", type=float, default=200.0,
                    help="standard deviation of the true ratings, Elo (default 200)")
     p.add_argument("--entrant-at", type=float, default=0.5, metavar="SHARE",
@@ -142,7 +142,7 @@ class _Run:
         self.args = args
         self.order = order
         self.redis = client
-        depth = args.queue_depth or 4 * args.bots
+        depth = args.queue_depth or 2 * args.bots
         self.arena: Arena = Arena(client, scheduling=Scheduling(queue_depth=depth, order=order))
         rng = random.Random(args.seed)
         self.truth = {f"bot{i:04d}": rng.gauss(0.0, args.spread) for i in range(args.bots)}
