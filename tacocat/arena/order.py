@@ -77,6 +77,24 @@ class Plan:
     served: Mapping[str, int]
 
 
+def due_candidates(
+    turns: Sequence[Sequence[tuple[str, str]]], made: Mapping[tuple[str, str], int], last: int,
+) -> list[Candidate]:
+    """The matches of rounds ``1 .. last`` not created yet, in plain round-robin order.
+
+    ``turns``: the circle method's turns of the playing versions; ``made``: rounds created
+    per pairing ``(a, b)``, ``a < b`` (a pairing's rounds are created in order, so the count
+    says which)."""
+    candidates: list[Candidate] = []
+    for round_number in range(1, last + 1):
+        for turn in turns:
+            for x, y in turn:
+                a, b = (x, y) if x < y else (y, x)
+                if made.get((a, b), 0) < round_number:
+                    candidates.append(Candidate(round_number, a, b))
+    return candidates
+
+
 def plan(
     candidates: Sequence[Candidate], *, ratings: Mapping[str, Rating],
     served: Mapping[str, int], schedule_round: int, limit: int | None,

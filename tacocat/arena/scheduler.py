@@ -53,7 +53,7 @@ from .matches import (
     pair_field,
 )
 from .models import Match, MatchStatus
-from .order import DEFAULT_FAIRNESS, Candidate, Order, Rating, plan
+from .order import DEFAULT_FAIRNESS, Order, Rating, due_candidates, plan
 from .results import dumps_json
 
 DEFAULT_ROUNDS_AHEAD: Final = 2
@@ -150,15 +150,9 @@ def schedule(
     completed = min(done for done, _ in progress.values())
     last = settings.rounds if rounds_ahead is None else min(
         settings.rounds, completed + rounds_ahead)
-    turns = circle_method(playing)
-    candidates: list[Candidate] = []
-    for round_number in range(1, last + 1):
-        for turn in turns:
-            for x, y in turn:
-                a, b = sorted((x, y))
-                if progress[pair_field(a, b)][1] < round_number:
-                    # (rounds of a pair are created in order, so "made" counts them)
-                    candidates.append(Candidate(round_number, a, b))
+    # playing is sorted, so each combination is (a, b) with a < b
+    made = {(a, b): progress[pair_field(a, b)][1] for a, b in itertools.combinations(playing, 2)}
+    candidates = due_candidates(circle_method(playing), made, last)
     schedule_round = number(rounds_done) + 1
     chosen = plan(candidates, ratings=_ratings(ratings_raw),
                   served={k: int(v) for k, v in text_map(served_raw).items()},
