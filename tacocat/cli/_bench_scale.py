@@ -18,10 +18,11 @@ figures, with the round-robin run's under ``"round_robin"``. Progress goes to st
 - record_p50_ms / record_p99_ms: one result's commit (``record_match`` minus its refit);
 - refit_p50_s / refit_max_s: one standings refit (read counters, fit, store the snapshot);
 - redis_bytes_per_match: Redis memory growth per recorded match (no replays stored);
-- converged_at: recorded matches until every bot's 95% interval is under ±50 Elo and every
-  bot's true rating lies within its interval widened to a simultaneous (Bonferroni) 95%
-  interval for all the bots at once (None: not within the run); checked on the stored
-  snapshots, about every --check-every seconds;
+- converged_at: recorded matches until every bot's true rating lies within its interval,
+  widened to a simultaneous (Bonferroni) 95% interval for all the bots at once, and every
+  interval is under ±--field-margin Elo (before that the prior's wide intervals would hold
+  the truth trivially); None: not within the run. Checked on the stored snapshots, about
+  every --check-every seconds;
 - max_error: the largest |rating - truth| over the bots at the end (Elo);
 - entrant_matches_to_50: the new entrant's recorded matches until its interval is under ±50;
   entrant_first_wait: ladder matches recorded between its joining and its first result;
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 LADDER: Final = "scale"
 SECRET: Final = "5ca1e5ca1e5ca1e5ca1e5ca1e5ca1e5c"
 TARGET_MARGIN: Final = 50.0
-"""The ±Elo a rating's 95% interval must be under to count as settled."""
+"""The ±Elo the new entrant's 95% interval must be under to count as settled."""
 
 
 def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,6 +82,9 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                         "(default 0.5; 0 = no entrant)")
     p.add_argument("--check-every", type=float, default=0.5, metavar="SECONDS",
                    help="how often the convergence check reads the snapshot (default 0.5)")
+    p.add_argument("--field-margin", type=float, default=100.0, metavar="ELO",
+                   help="the ±Elo every bot's interval must be under to count as converged "
+                        "(default 100)")
     p.add_argument("--seed", type=int, default=1, help="seed of strengths and results")
     p.set_defaults(run=bench_scale)
 
@@ -300,7 +304,7 @@ class _Run:
         # Every bot at once: a 95% simultaneous interval is each one's at 1 - 0.05 / N.
         widen = NormalDist().inv_cdf(1 - 0.025 / len(names)) / NormalDist().inv_cdf(0.975)
         field_ = [v for v in self.versions if v != self.entrant]
-        settled = all(v in ratings and ratings[v][1] < TARGET_MARGIN
+        settled = all(v in ratings and ratings[v][1] < self.args.field_margin
                       and errors[v] <= ratings[v][1] * widen for v in field_)
         if settled and self.converged_at is None:
             self.converged_at = version
