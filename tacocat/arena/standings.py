@@ -151,12 +151,13 @@ class Leaderboard:
     def from_json(cls, data: Mapping[str, Any]) -> Leaderboard:
         pairs = data["pairs"]
         if isinstance(pairs, Mapping):  # by column (a list of objects before that)
-            pairs = [dict(zip(_PAIR_FIELDS, row, strict=True))
-                     for row in zip(*(pairs[name] for name in _PAIR_FIELDS), strict=True)]
+            rows = tuple(PairStanding(*row) for row in zip(
+                *(pairs[name] for name in _PAIR_FIELDS), strict=True))
+        else:
+            rows = tuple(PairStanding(**p) for p in pairs)
         return cls(
             data["ladder"], int(data["version"]), float(data["computed_at"]),
-            tuple(Standing(**s) for s in data["standings"]),
-            tuple(PairStanding(**p) for p in pairs),
+            tuple(Standing(**s) for s in data["standings"]), rows,
         )
 
 

@@ -27,7 +27,10 @@ figures, with the round-robin run's under ``"round_robin"``. Progress goes to st
 - entrant_matches_to_50: the new entrant's recorded matches until its interval is under ±50;
   entrant_first_wait: ladder matches recorded between its joining and its first result;
 - longest_wait: the most ladder matches recorded between two results of one bot (or between
-  the start, or its joining, and its first).
+  the start, or its joining, and its first);
+- ladder_page_ms / ladder_page_last_ms: rendering the web ladder page at the end (what its
+  handler does: read the ladder, standings, crosstable, history and render the HTML), for
+  the first page and for the last standings page and crosstable block; median of 5.
 """
 
 from __future__ import annotations
@@ -186,7 +189,9 @@ class _Run:
         recorded = self._recorded()
         memory = int(self.redis.info("memory")["used_memory"]) - memory_before
         final = self._refit_and_check()
-        return self._report(recorded, seconds, memory, final)
+        report = self._report(recorded, seconds, memory, final)
+        report.update(self._page_render_ms())
+        return report
 
     # -- setup ---------------------------------------------------------------------------------
 
@@ -321,6 +326,23 @@ class _Run:
 
         standings.update_standings(self.redis, self.arena.keys, LADDER)
         return self._check_convergence()
+
+    def _page_render_ms(self) -> dict[str, float]:
+        from tacocat.server.web import _data, _render  # noqa: PLC0415
+
+        last = _data.LadderView(page=10**5, block=10**5)  # clamped to the last ones
+        static = _render.Static()
+        out = {}
+        for name, view in (("ladder_page_ms", _data.LadderView()),
+                           ("ladder_page_last_ms", last)):
+            runs = []
+            for _ in range(5):
+                started = time.perf_counter()
+                snap = _data.load_ladder(self.arena, LADDER, view=view)
+                _render.ladder_page(static, snap, "/events")
+                runs.append(1000 * (time.perf_counter() - started))
+            out[name] = round(statistics.median(runs), 1)
+        return out
 
     def _report(self, recorded: int, seconds: float, memory: int,
                 final: dict[str, float]) -> dict[str, Any]:

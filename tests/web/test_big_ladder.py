@@ -12,6 +12,7 @@ import redis as redis_py
 from aiohttp.test_utils import TestClient, TestServer
 
 from tacocat.arena import GameResult, MatchResult
+from tacocat.arena.history import rating_history
 from tacocat.engine import Reason
 from tacocat.server.web import WebSettings, create_app
 from tacocat.server.web._data import CROSSTABLE_LIMIT, STANDINGS_PER_PAGE
@@ -85,3 +86,22 @@ def test_standings_and_crosstable_come_a_page_at_a_time(redis: redis_py.Redis,
             assert crosstable_rows(update["html"]["crosstable"])[0] == "49"
 
     asyncio.run(main())
+
+
+def test_rating_history_read_on_equals_a_fresh_read(redis: redis_py.Redis) -> None:
+    arena = big_ladder(redis)
+    before = rating_history(arena.redis, arena.keys, "big")
+    assert before.version == 40
+    pending = [m.id for m in arena.list_matches("big", count=2000) if m.result is None]
+    for match_id in pending[:25]:
+        arena.record_match(match_id, MatchResult(
+            (GameResult(0, Reason.GOAL, "b"), GameResult(1, Reason.GOAL, "a")), 0.0))
+    later = rating_history(arena.redis, arena.keys, "big", since=before)
+    fresh = rating_history(arena.redis, arena.keys, "big")
+    assert later.version == fresh.version == 65
+    assert later.series == fresh.series and later.log_id == fresh.log_id
+    # A ladder made anew under the same name starts afresh.
+    arena.redis.flushall()
+    field = make_field(arena.redis)
+    field.arena.create_ladder(field.admin, "big")
+    assert rating_history(arena.redis, arena.keys, "big", since=later).series == {}

@@ -7,6 +7,7 @@ shared by the HTML pages so both always show the same data.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -122,8 +123,24 @@ def load_ladder(arena: Arena, name: str, *, recent: int = RECENT_MATCHES,
     board = arena.leaderboard(name)
     status = arena.ladder_status(name)
     log = arena.recent_matches(name, recent)
-    history = rating_history(arena.redis, arena.keys, name)
+    history = _history(arena, name)
     return LadderSnapshot(ladder, status, board, tuple(log), history, view or LadderView())
+
+
+_histories: dict[tuple[int, str, str], RatingHistory] = {}
+_histories_lock = threading.Lock()
+
+
+def _history(arena: Arena, ladder: str) -> RatingHistory:
+    """The ladder's rating history, read on from the one this process read last (the log
+    only grows; ``rating_history`` starts afresh for a ladder made anew)."""
+    key = (id(arena.redis), arena.keys.prefix, ladder)
+    with _histories_lock:
+        since = _histories.get(key)
+    history = rating_history(arena.redis, arena.keys, ladder, since=since)
+    with _histories_lock:
+        _histories[key] = history
+    return history
 
 
 def ladder_json(ladder: Ladder) -> dict[str, Any]:
