@@ -1038,9 +1038,11 @@ class LeaderboardUpdate(_message.Message):
     def leaderboard(self) -> Global___Leaderboard:
         """The whole table when `delta` is false (the first update of a stream, and every so
         often after). When `delta` is true it holds only what changed since the previous update
-        of this stream: the standings and pairs whose values moved (by more than 0.05 Elo or
-        0.0005 likelihood of superiority, or any count or rank), with the new `version` and
-        `computed_at`. Merge them by version id and by (a, b); sort standings by `rank`.
+        of this stream: the standings and pairs whose shown values changed (any count or rank;
+        ratings at 0.1 Elo, likelihoods of superiority at 0.001, so a merged table is that close
+        to the server's), with the new `version` and `computed_at`. Merge them by version id
+        and by (a, b); sort standings by `rank`. A ratings refit moves every number a little;
+        at 200 versions the full crosstable is 19,900 pairs, a delta a few hundred.
         """
 
     @_builtins.property
