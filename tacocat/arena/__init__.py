@@ -48,9 +48,11 @@ from .models import (
     User,
     VersionStatus,
 )
+from .order import Order
 from .ratelimit import DEFAULT_RATE_LIMITS, NO_LIMITS, RateLimit, RateLimits
 from .recording import EloReplay, LogEntry, Recorded
 from .results import GameResult, MatchResult, compress_replays, decompress_replays
+from .scheduler import Scheduling
 from .standings import LadderStatus, Leaderboard, PairStanding, Standing
 from .submissions import Submission, SubmissionLimits, unpack, validate_submission
 
@@ -59,8 +61,9 @@ __all__ = [
     "ArenaError", "Bot", "BotVersion", "Contention", "EloReplay", "EmbeddedServerError",
     "Entry", "FailedPrecondition", "GameResult", "InvalidArgument", "Keys", "Ladder",
     "LadderStatus", "Leaderboard", "LogEntry", "Match", "MatchResult", "MatchStatus",
-    "NotFound", "PairStanding", "PermissionDenied", "RateLimit", "RateLimited", "RateLimits",
-    "RatingError", "Recorded", "RedisUnavailable", "Standing", "Submission",
+    "NotFound", "Order", "PairStanding", "PermissionDenied", "RateLimit", "RateLimited",
+    "RateLimits",
+    "RatingError", "Recorded", "RedisUnavailable", "Scheduling", "Standing", "Submission",
     "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo", "Unauthenticated",
     "User", "VersionStatus", "compress_replays", "decompress_replays", "unpack",
     "validate_submission",

@@ -18,7 +18,6 @@ Refusals are distinct :class:`~tacocat.arena.errors.ArenaError` subclasses
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
@@ -48,7 +47,14 @@ from .models import (
 from .ratelimit import NO_LIMITS, RateLimit, RateLimits, describe_wait
 from .recording import EloReplay, LogEntry, Recorded
 from .results import MatchResult, dumps_json
-from .scheduler import DEFAULT_ORPHAN_GRACE, DEFAULT_ROUNDS_AHEAD, Enqueue, JobAlive
+from .scheduler import (
+    DEFAULT_ORPHAN_GRACE,
+    DEFAULT_ROUNDS_AHEAD,
+    DEFAULT_SCHEDULING,
+    Enqueue,
+    JobAlive,
+    Scheduling,
+)
 from .standings import LadderStatus, Leaderboard
 from .submissions import DEFAULT_LIMITS, SubmissionLimits, validate_submission
 
@@ -101,6 +107,7 @@ class Arena:
     ``prefix`` namespaces every key (default ``tacocat:``); ``limits`` bound uploads;
     ``rate_limits`` bound how fast users may submit (default none: a library caller is
     trusted; ``tacocat serve`` passes :data:`~tacocat.arena.ratelimit.DEFAULT_RATE_LIMITS`);
+    ``scheduling`` sets the match order and queue depth (:class:`~.scheduler.Scheduling`);
     ``clock`` (seconds since the epoch) exists for tests. A Redis that stays unreachable
     through redis-py's retries raises :class:`RedisUnavailable` from any method.
     """
@@ -108,9 +115,10 @@ class Arena:
     def __init__(
         self, redis: Redis, *, prefix: str = DEFAULT_PREFIX,
         limits: SubmissionLimits = DEFAULT_LIMITS, rate_limits: RateLimits = NO_LIMITS,
-        clock: Clock = default_clock,
+        clock: Clock = default_clock, scheduling: Scheduling = DEFAULT_SCHEDULING,
     ) -> None:
         check_client(redis)
+        self.scheduling = scheduling
         self.redis = redis
         self.keys = Keys(prefix)
         self.limits = limits
@@ -301,9 +309,13 @@ class Arena:
         self, ladder: str, enqueue: Enqueue, *,
         rounds_ahead: int | None = DEFAULT_ROUNDS_AHEAD,
     ) -> list[Match]:
-        """Create and enqueue the ladder's due matches (see :mod:`tacocat.arena.scheduler`)."""
+        """Create and enqueue the ladder's due matches (see :mod:`tacocat.arena.scheduler`),
+        in the order and queue depth of this arena's ``scheduling``."""
+        policy = self.scheduling
         return scheduler.schedule(self.redis, self.keys, ladder, enqueue,
-                                  rounds_ahead=rounds_ahead, clock=self.clock)
+                                  rounds_ahead=rounds_ahead, queue_depth=policy.queue_depth,
+                                  order=policy.order, fairness=policy.fairness,
+                                  clock=self.clock)
 
     def find_orphans(
         self, ladder: str, *, timeout: float | None = None, job_alive: JobAlive | None = None,
@@ -381,20 +393,17 @@ class Arena:
         """Record a played match exactly once (``Recorded.recorded`` is False for a
         duplicate), refit the standings, and with ``enqueue`` schedule what became due.
 
-        ``on_refit``, when given, is called with the seconds the standings refit took
+        ``on_refit``, when given, is called with the seconds each standings refit took
         (``time.perf_counter``; also when it failed), if there was one: the worker's
-        ``rating_recompute`` histogram."""
+        ``rating_recompute`` histogram. While another process refits the ladder this call
+        skips its refit (:func:`~tacocat.arena.standings.refit_if_free`)."""
         done = recording.record_match(self.redis, self.keys, match_id, result, clock=self.clock)
         ladder = done.match.ladder
         # A duplicate may be the re-run of a job that committed and then lost Redis before
         # its refit: refit whenever the snapshot is behind, so the last match is never missed.
         if done.recorded or standings.is_behind(self.redis, self.keys, ladder):
-            started = time.perf_counter()
-            try:
-                standings.update_standings(self.redis, self.keys, ladder, clock=self.clock)
-            finally:
-                if on_refit is not None:
-                    on_refit(time.perf_counter() - started)
+            standings.refit_if_free(self.redis, self.keys, ladder, clock=self.clock,
+                                    on_refit=on_refit)
         if enqueue is not None:
             self.schedule(ladder, enqueue)
         elif done.recorded:

@@ -18,7 +18,7 @@ from ._redis import Redis
 from .keys import Keys
 from .ladders import get_ladder
 from .ratings import elo_update
-from .recording import INITIAL_ELO, read_log
+from .recording import INITIAL_ELO, read_log_after
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,10 @@ class RatingHistory:
     ladder: str
     version: int
     series: Mapping[str, tuple[RatingPoint, ...]] = field(default_factory=dict)
+    log_id: str = "-"
+    """The results-log stream id of the last match in it (to read on from there)."""
+    created_at: float = 0.0
+    """The ladder's creation time: a history never continues on a ladder made anew."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,13 +55,22 @@ class RatingHistory:
         }
 
 
-def rating_history(redis: Redis, keys: Keys, ladder: str) -> RatingHistory:
-    """The ladder's live Elo history from its results log (:class:`NotFound` if unknown)."""
-    get_ladder(redis, keys, ladder)
-    ratings: dict[str, float] = {}
+def rating_history(
+    redis: Redis, keys: Keys, ladder: str, *, since: RatingHistory | None = None
+) -> RatingHistory:
+    """The ladder's live Elo history from its results log (:class:`NotFound` if unknown).
+
+    With ``since``, an earlier history of this ladder, only the log entries after it are read
+    and replayed (a 200-version ladder's log holds tens of thousands of matches; the web page
+    asks for the history on every render)."""
+    created_at = get_ladder(redis, keys, ladder).created_at
+    if since is None or since.ladder != ladder or since.created_at != created_at:
+        since = RatingHistory(ladder, 0, {}, "-", created_at)
+    ratings = {v: points[-1].elo for v, points in since.series.items()}
     series: dict[str, list[RatingPoint]] = {}
-    version = 0
-    for entry in read_log(redis, keys, ladder):
+    version = since.version
+    entries, log_id = read_log_after(redis, keys, ladder, since.log_id)
+    for entry in entries:
         rating_a = ratings.get(entry.a, INITIAL_ELO)
         rating_b = ratings.get(entry.b, INITIAL_ELO)
         for score in entry.scores:
@@ -66,4 +79,7 @@ def rating_history(redis: Redis, keys: Keys, ladder: str) -> RatingHistory:
         series.setdefault(entry.a, []).append(RatingPoint(entry.seq, entry.recorded_at, rating_a))
         series.setdefault(entry.b, []).append(RatingPoint(entry.seq, entry.recorded_at, rating_b))
         version = entry.seq
-    return RatingHistory(ladder, version, {v: tuple(p) for v, p in series.items()})
+    merged = dict(since.series)
+    for v, points in series.items():
+        merged[v] = merged.get(v, ()) + tuple(points)
+    return RatingHistory(ladder, version, merged, log_id, created_at)

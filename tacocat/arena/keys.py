@@ -149,8 +149,17 @@ class Keys:
         return f"{self.prefix}ladder:{{{name}}}:counters"
 
     def standings(self, name: str) -> str:
-        """Hash: version, data (the leaderboard snapshot as JSON)."""
+        """Hash: version, data (the leaderboard snapshot as JSON), ratings (JSON: version ->
+        [rating, margin], what the scheduler and the next refit's warm start read)."""
         return f"{self.prefix}ladder:{{{name}}}:standings"
+
+    def refitting(self, name: str) -> str:
+        """String with a TTL: held by the process refitting the ladder's standings now."""
+        return f"{self.prefix}ladder:{{{name}}}:refitting"
+
+    def served(self, name: str) -> str:
+        """Hash: version -> the scheduling round of its last created match (fairness)."""
+        return f"{self.prefix}ladder:{{{name}}}:served"
 
     def events(self, name: str) -> str:
         """Pub/sub channel: JSON change notifications for the ladder."""

@@ -70,6 +70,25 @@ def pair_field(a: str, b: str) -> str:
     return f"{first}|{second}"
 
 
+_FIELDS_PER_READ: Final = 20_000
+
+
+def pair_counts(
+    redis: Redis, keys: Keys, ladder: str, pairs: Sequence[str], counters: Sequence[str]
+) -> list[tuple[int, ...]]:
+    """For each pair field prefix (:func:`pair_field`), its ``counters`` (0 if absent).
+
+    One HMGET per 20,000 fields, pipelined: a 1,000-version ladder has half a million pairs,
+    and one command per pair would cost far more than the counts."""
+    fields = [f"{pair}|{counter}" for pair in pairs for counter in counters]
+    pipe = redis.pipeline(transaction=False)
+    for start in range(0, len(fields), _FIELDS_PER_READ):
+        pipe.hmget(keys.pairs(ladder), fields[start:start + _FIELDS_PER_READ])
+    values = [int(v or 0) for chunk in pipe.execute() for v in chunk]
+    width = len(counters)
+    return [tuple(values[i:i + width]) for i in range(0, len(values), width)]
+
+
 def create_matches(
     redis: Redis, keys: Keys, matches: Sequence[Match]
 ) -> list[Match]:

@@ -218,18 +218,28 @@ def read_log(
     redis: Redis, keys: Keys, ladder: str, *, upto: int | None = None
 ) -> list[LogEntry]:
     """The ladder's results log in commit order (entries with ``seq <= upto`` if given)."""
+    return read_log_after(redis, keys, ladder, upto=upto)[0]
+
+
+def read_log_after(
+    redis: Redis, keys: Keys, ladder: str, after: str = "-", *, upto: int | None = None
+) -> tuple[list[LogEntry], str]:
+    """The log entries after stream id ``after`` ("-": from the start), and the stream id
+    of the last one returned (``after`` if none): pass it back to read only what is new."""
     entries: list[LogEntry] = []
-    start = "-"
+    start = after if after == "-" else "(" + after
+    last = after
     while True:
         page = redis.xrange(keys.results(ladder), min=start, max="+", count=_LOG_PAGE) or []
-        for _, raw in page:
+        for stream_id, raw in page:
             entry = _log_entry(text_map(raw or {}))
             if upto is not None and entry.seq > upto:
-                return entries
+                return entries, last
             entries.append(entry)
+            last = text(stream_id)
         if len(page) < _LOG_PAGE:
-            return entries
-        start = "(" + text(page[-1][0])
+            return entries, last
+        start = "(" + last
 
 
 def recent_log(redis: Redis, keys: Keys, ladder: str, count: int) -> list[LogEntry]:

@@ -18,6 +18,12 @@ rounds against everyone before the established pairings go further ahead, and ne
 versions get rated quickly. The flip side: **call :func:`schedule` again after results
 arrive** (``Arena.record_match(..., enqueue=...)`` does, and a periodic tick should).
 
+**Order.** Which due matches are created (and so played) first is :mod:`.order`'s: new
+versions first, then the least certain pairings, with a fairness bound. ``queue_depth``
+makes each call a *scheduling round* that only tops the ladder's pending matches up to that
+depth, so the order has something to choose from; without it the whole window is created at
+once, in that order.
+
 **Orphans.** A match scheduled but not recorded for longer than a timeout, or whose job the
 queue no longer has, is an orphan (a worker died, a job was lost): :func:`requeue_orphans`
 enqueues it again. Recording is exactly-once, so a duplicate run costs time, never a result.
@@ -28,21 +34,47 @@ The scheduler never imports RQ: callers pass ``enqueue(match_id)``.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
-from ._redis import Clock, Redis, default_clock, scored, text
+from ._redis import Clock, Redis, default_clock, number, scored, text, text_map
 from .errors import InvalidArgument
 from .keys import Keys
 from .ladders import get_ladder, ladder_secret, playing_versions
-from .matches import cancel_match, create_matches, get_matches, match_id, match_seed, pair_field
+from .matches import (
+    cancel_match,
+    create_matches,
+    get_matches,
+    match_id,
+    match_seed,
+    pair_counts,
+    pair_field,
+)
 from .models import Match, MatchStatus
+from .order import DEFAULT_FAIRNESS, Order, Rating, due_candidates, plan
 from .results import dumps_json
 
 DEFAULT_ROUNDS_AHEAD: Final = 2
 DEFAULT_ORPHAN_GRACE: Final = 10.0
 """Seconds a match may lack a queued job before it counts as orphaned: covers the moment
 between creating a match and enqueuing it."""
+
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    """How an :class:`~tacocat.arena.Arena` schedules: ``order`` and ``fairness`` (see
+    :mod:`.order`), and ``queue_depth``, the pending matches per ladder that each
+    scheduling round tops up to (None: the whole window at once)."""
+
+    queue_depth: int | None = None
+    order: Order = Order.CONVERGE
+    fairness: int = DEFAULT_FAIRNESS
+
+
+DEFAULT_SCHEDULING: Final = Scheduling()
 
 Enqueue = Callable[[str], object]
 """Puts one match on the work queue, given its id (the return value is ignored)."""
@@ -77,57 +109,78 @@ def circle_method(players: Sequence[str]) -> list[list[tuple[str, str]]]:
 
 def schedule(
     redis: Redis, keys: Keys, ladder: str, enqueue: Enqueue, *,
-    rounds_ahead: int | None = DEFAULT_ROUNDS_AHEAD, clock: Clock = default_clock,
+    rounds_ahead: int | None = DEFAULT_ROUNDS_AHEAD, queue_depth: int | None = None,
+    order: Order = Order.CONVERGE, fairness: int = DEFAULT_FAIRNESS,
+    clock: Clock = default_clock,
 ) -> list[Match]:
     """Create the ladder's due matches and enqueue them; returns the ones created, in order.
 
     First cancels scheduled matches of versions that no longer play (retired by a newer
-    version). Then every pairing of the playing versions gets its matches of rounds
-    ``1 .. min(Ladder.rounds, F + rounds_ahead)`` (``F``: rounds every pairing has
-    completed; ``rounds_ahead=None``: all rounds at once), skipping matches that exist.
+    version). The due matches are every pairing's rounds ``1 .. min(Ladder.rounds,
+    F + rounds_ahead)`` (``F``: rounds every pairing has completed; ``rounds_ahead=None``:
+    all rounds at once) not created yet; :func:`.order.plan` picks and orders them. With
+    ``queue_depth``, only enough to bring the ladder's pending matches up to it are created
+    (plus what the fairness bound forces), and a call with no room does nothing.
 
     A match is created before it is enqueued. If ``enqueue`` raises, the error propagates
     and the matches not yet enqueued stay scheduled: :func:`requeue_orphans` picks them up.
     """
     if rounds_ahead is not None and rounds_ahead < 1:
         raise InvalidArgument(f"rounds_ahead must be >= 1 or None, got {rounds_ahead!r}")
+    if queue_depth is not None and queue_depth < 1:
+        raise InvalidArgument(f"queue_depth must be >= 1 or None, got {queue_depth!r}")
     settings = get_ladder(redis, keys, ladder)
     playing = playing_versions(redis, keys, ladder)
     now = clock()
     cancel_retired(redis, keys, ladder, set(playing), now=now)
     if len(playing) < 2:
         return []
-    pairs = [pair_field(a, b) for a, b in itertools.combinations(playing, 2)]
     pipe = redis.pipeline(transaction=False)
-    for pair in pairs:
-        pipe.hmget(keys.pairs(ladder), [f"{pair}|matches", f"{pair}|scheduled"])
-    progress = {pair: (int(done or 0), int(made or 0))
-                for pair, (done, made) in zip(pairs, pipe.execute(), strict=True)}
+    pipe.zcard(keys.pending(ladder))
+    pipe.hget(keys.counters(ladder), "schedule_rounds")
+    pipe.hgetall(keys.served(ladder))
+    pipe.hget(keys.standings(ladder), "ratings")
+    pending, rounds_done, served_raw, ratings_raw = pipe.execute()
+    limit = None if queue_depth is None else queue_depth - int(pending)
+    if limit is not None and limit <= 0:
+        return []
+    pairs = [pair_field(a, b) for a, b in itertools.combinations(playing, 2)]
+    progress = dict(zip(pairs, pair_counts(redis, keys, ladder, pairs, ("matches", "scheduled")),
+                        strict=True))
     completed = min(done for done, _ in progress.values())
     last = settings.rounds if rounds_ahead is None else min(
         settings.rounds, completed + rounds_ahead)
+    # playing is sorted, so each combination is (a, b) with a < b
+    made = {(a, b): progress[pair_field(a, b)][1] for a, b in itertools.combinations(playing, 2)}
+    candidates = due_candidates(circle_method(playing), made, last)
+    schedule_round = number(rounds_done) + 1
+    chosen = plan(candidates, ratings=_ratings(ratings_raw),
+                  served={k: int(v) for k, v in text_map(served_raw).items()},
+                  schedule_round=schedule_round, limit=limit, fairness=fairness, order=order)
     secret = ladder_secret(redis, keys, ladder)
-    wanted: list[Match] = []
-    turns = circle_method(playing)
-    for round_number in range(1, last + 1):
-        for turn in turns:
-            for x, y in turn:
-                a, b = sorted((x, y))
-                if progress[pair_field(a, b)][1] >= round_number:
-                    continue  # created already (rounds of a pair are created in order)
-                wanted.append(Match(
-                    match_id(ladder, round_number, a, b), ladder, round_number, a, b,
-                    settings.games_per_match,
-                    match_seed(secret, ladder, round_number, a, b),
-                    MatchStatus.SCHEDULED, now, now,
-                ))
+    wanted = [Match(match_id(ladder, c.round, c.a, c.b), ladder, c.round, c.a, c.b,
+                    settings.games_per_match, match_seed(secret, ladder, c.round, c.a, c.b),
+                    MatchStatus.SCHEDULED, now, now)
+              for c in chosen.matches]
     created = create_matches(redis, keys, wanted)
     if created:
-        redis.publish(keys.events(ladder), dumps_json(
+        pipe = redis.pipeline(transaction=False)
+        pipe.hincrby(keys.counters(ladder), "schedule_rounds", 1)
+        pipe.hset(keys.served(ladder),
+                  items=[x for item in chosen.served.items() for x in item])
+        pipe.publish(keys.events(ladder), dumps_json(
             {"event": "scheduled", "ladder": ladder, "matches": len(created)}))
+        pipe.execute()
     for match in created:
         enqueue(match.id)
     return created
+
+
+def _ratings(raw: bytes | str | None) -> dict[str, Rating]:
+    """The snapshot's compact ratings (version -> [rating, margin]); {} before any fit."""
+    if not raw:
+        return {}
+    return {version: Rating(float(r), float(m)) for version, (r, m) in json.loads(raw).items()}
 
 
 def cancel_retired(

@@ -387,9 +387,12 @@ class ArenaClient:
         :class:`ServerUnavailableError`: reconnect)."""
         call = self._stub.WatchLeaderboard(apb.WatchLeaderboardRequest(ladder=ladder),
                                            metadata=self._metadata())
+        board = None
         try:
             for message in call:
-                yield LeaderboardUpdate.from_pb(message)
+                update = LeaderboardUpdate.from_pb(message, board)
+                board = update.leaderboard
+                yield update
         except grpc.RpcError as exc:
             raise self._error(exc) from None
         finally:

@@ -269,6 +269,22 @@ class Leaderboard:
                    tuple(Standing.from_pb(s) for s in msg.standings),
                    tuple(PairStanding.from_pb(p) for p in msg.pairs))
 
+    def merged(self, delta: apb.LeaderboardUpdate) -> Leaderboard:
+        """This table with a ``WatchLeaderboard`` delta applied (see arena.proto)."""
+        standings = {s.version: s for s in self.standings}
+        for version in delta.removed_versions:
+            standings.pop(version, None)
+        standings.update((s.version, Standing.from_pb(s)) for s in delta.leaderboard.standings)
+        pairs = {(p.a, p.b): p for p in self.pairs}
+        for key in delta.removed_pairs:
+            a, _, b = key.partition("|")
+            pairs.pop((a, b), None)
+        pairs.update(((p.a, p.b), PairStanding.from_pb(p)) for p in delta.leaderboard.pairs)
+        return Leaderboard(delta.leaderboard.ladder, delta.leaderboard.version,
+                           delta.leaderboard.computed_at,
+                           tuple(sorted(standings.values(), key=lambda s: s.rank)),
+                           tuple(pairs[key] for key in sorted(pairs)))
+
 
 @dataclass(frozen=True)
 class LadderStatus:
@@ -307,9 +323,17 @@ class LeaderboardUpdate:
     status: LadderStatus
 
     @classmethod
-    def from_pb(cls, msg: apb.LeaderboardUpdate) -> LeaderboardUpdate:
-        return cls(msg.event, Leaderboard.from_pb(msg.leaderboard),
-                   LadderStatus.from_pb(msg.status))
+    def from_pb(cls, msg: apb.LeaderboardUpdate,
+                previous: Leaderboard | None = None) -> LeaderboardUpdate:
+        """The update; a delta (``msg.delta``) is merged into ``previous``, the table the
+        stream's earlier updates made."""
+        if not msg.delta:
+            board = Leaderboard.from_pb(msg.leaderboard)
+        elif previous is None:
+            raise ValueError("a leaderboard delta arrived before any full table")
+        else:
+            board = previous.merged(msg)
+        return cls(msg.event, board, LadderStatus.from_pb(msg.status))
 
 
 class MatchStatus(str, Enum):

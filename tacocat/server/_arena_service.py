@@ -57,6 +57,7 @@ from ._arena_convert import (
     user_to_pb,
     version_to_pb,
 )
+from ._arena_delta import DeltaEncoder
 from ._arena_feed import Feeds
 from ._auth import token_from_metadata
 
@@ -339,12 +340,13 @@ class ArenaService(apb_grpc.ArenaServicer):
                 raise _ShuttingDown
             async with self.feeds.watch(request.ladder) as feed:
                 sent = 0
+                deltas = DeltaEncoder()
                 while True:
                     found = await feed.next_update(sent)
                     if found is None:
                         raise _ShuttingDown
                     sent, update = found
-                    yield update
+                    yield deltas.encode(update)
         except _ShuttingDown:
             await context.abort(grpc.StatusCode.UNAVAILABLE,
                                 "the arena server is shutting down; reconnect")

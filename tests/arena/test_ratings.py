@@ -27,6 +27,8 @@ from tacocat.arena.ratings import (
     tally_results,
 )
 
+from .reference_fit import ReferenceFit
+
 ratings_st = st.floats(min_value=-5000, max_value=5000, allow_nan=False)
 scores_st = st.sampled_from([0.0, 0.5, 1.0])
 
@@ -316,3 +318,69 @@ def test_hundred_players_hundred_thousand_games_is_quick() -> None:
     elapsed = time.perf_counter() - start
     assert len(fit) == 100
     assert elapsed < 5.0, f"fit took {elapsed:.2f}s"  # about 0.25 s on a laptop-class CPU
+
+
+# -- agreement with the pure-Python fit the numpy one replaced ---------------------------------
+
+
+def random_records(seed: int) -> tuple[dict[tuple[str, str], PairRecord], dict[str, float]]:
+    """A random ladder: 2..30 players, some pairs never met, some lopsided, some tied."""
+    rng = random.Random(seed)
+    players = [f"v{i:02d}" for i in range(rng.randint(2, 30))]
+    truth = {p: rng.gauss(0, rng.choice([50, 300, 900])) for p in players}
+    density = rng.choice([0.1, 0.5, 1.0])
+    records = {}
+    for i, a in enumerate(players):
+        for b in players[i + 1:]:
+            if rng.random() > density:
+                continue
+            games = rng.choice([1, 2, 10, 200])
+            p = expected_score(truth[a], truth[b])
+            wins = sum(rng.random() < p for _ in range(games))
+            ties = rng.randint(0, games - wins) if rng.random() < 0.3 else 0
+            record = PairRecord(wins, games - wins - ties, ties)
+            records[(a, b) if rng.random() < 0.5 else (b, a)] = record
+    records.setdefault((players[0], players[1]), PairRecord(1, 0, 0))
+    return records, {p: 1500.0 + t for p, t in truth.items()}
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_fit_agrees_with_the_pure_python_fit(seed: int) -> None:
+    records, _ = random_records(seed)
+    extra = ["newcomer"] if seed % 5 == 0 else []
+    fit = fit_records(records, players=extra)
+    reference = ReferenceFit(records, extra)
+    assert sorted(r.player for r in fit.ratings) == reference.names
+    for name in reference.names:
+        assert fit[name].rating == pytest.approx(reference.rating[name], abs=1e-6)
+        assert fit[name].margin == pytest.approx(reference.margin[name], abs=1e-6)
+    for a in reference.names[:5]:
+        for b in reference.names[-5:]:
+            assert fit.covariance(a, b) == pytest.approx(reference.covariance(a, b), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(25, 40))
+def test_a_warm_started_refit_agrees_with_a_cold_fit(seed: int) -> None:
+    records, truth = random_records(seed)
+    cold = fit_records(records)
+    # A refit after one more result starts from the previous fit's ratings; a start far off
+    # (the truth, or nonsense) must change the steps taken, never the answer.
+    previous = {r.player: r.rating for r in cold.ratings}
+    for start in (previous, truth, {name: 1e6 for name in truth}):
+        warm = fit_records(records, start=start)
+        for rating in cold.ratings:
+            assert warm[rating.player].rating == pytest.approx(rating.rating, abs=1e-6)
+            assert warm[rating.player].margin == pytest.approx(rating.margin, abs=1e-6)
+    assert fit_records(records, start=previous).newton_steps <= 2
+
+
+def test_los_many_matches_los_pair_by_pair() -> None:
+    fit = fit_ratings(simulate({f"p{i}": 70.0 * i for i in range(6)}, 1_500, seed=12))
+    names = [r.player for r in fit.ratings]
+    pairs = [(a, b) for a in names for b in names]
+    for (a, b), value in zip(pairs, fit.los_many(pairs), strict=True):
+        assert value == fit.los(a, b)
+        reference = 0.5 if a == b else NormalDist().cdf(
+            (fit[a].rating - fit[b].rating)
+            / math.sqrt(fit.covariance(a, a) + fit.covariance(b, b) - 2 * fit.covariance(a, b)))
+        assert value == pytest.approx(reference, abs=1e-12)

@@ -30,7 +30,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
@@ -79,8 +79,9 @@ def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
     app[STATIC] = _render.Static()
     app[SETTINGS] = settings
 
-    async def render(ladder: str) -> dict[str, Any]:
-        snap = await _call(_data.load_ladder, arena, ladder)
+    async def render(ladder: str, view: Hashable) -> dict[str, Any]:
+        chosen = view if isinstance(view, _data.LadderView) else None
+        snap = await _call(_data.load_ladder, arena, ladder, view=chosen)
         return _update(snap)
 
     app[HUB] = LiveHub(redis_url, arena.keys.events("*"), arena.events_channel, render,
@@ -209,8 +210,9 @@ async def home(request: web.Request) -> web.Response:
 
 async def ladder_page(request: web.Request) -> web.Response:
     name = request.match_info["name"]
-    snap = await _call(_data.load_ladder, request.app[ARENA], name)
-    events = f"/api{_render.ladder_url(name)}/events"
+    view = _view(request)
+    snap = await _call(_data.load_ladder, request.app[ARENA], name, view=view)
+    events = f"/api{_render.ladder_url(name)}/events{view.query}"
     return _html(_render.ladder_page(request.app[STATIC], snap, events))
 
 
@@ -298,13 +300,14 @@ async def api_events(request: web.Request) -> web.StreamResponse:
     """Server-sent events: an ``update`` now, then one per change of the ladder."""
     app = request.app
     name = request.match_info["name"]
-    first = _update(await _call(_data.load_ladder, app[ARENA], name))  # 404 before streaming
+    view = _view(request)
+    first = _update(await _call(_data.load_ladder, app[ARENA], name, view=view))  # 404 first
     settings = app[SETTINGS]
     hub = app[HUB]
     response = web.StreamResponse(headers={
         "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
         "X-Accel-Buffering": "no"})
-    watcher = hub.watch(name)
+    watcher = hub.watch(name, view)
     try:
         await response.prepare(request)
         await response.write(f"retry: {settings.retry_ms}\n\n".encode())
@@ -324,6 +327,15 @@ async def api_events(request: web.Request) -> web.StreamResponse:
     with contextlib.suppress(ConnectionError, RuntimeError):
         await response.write_eof()
     return response
+
+
+def _view(request: web.Request) -> _data.LadderView:
+    """The page of a big ladder the URL asks for; 400 saying what is wrong otherwise."""
+    try:
+        return _data.LadderView.from_query(request.query)
+    except ValueError as exc:
+        raise web.HTTPBadRequest(reason="Bad request",
+                                 text=f"{exc}; drop it for the first page") from None
 
 
 def _event(update: dict[str, Any]) -> bytes:

@@ -7,7 +7,9 @@ shared by the HTML pages so both always show the same data.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tacocat.arena import (
@@ -30,7 +32,10 @@ from ._replay import replay_view
 RECENT_MATCHES = 15
 """Recent matches on the ladder page."""
 CROSSTABLE_LIMIT = 24
-"""Most versions in the crosstable (the best ranked); the JSON endpoint has them all."""
+"""Versions in one block of the crosstable (a block at a time; the JSON endpoint has them
+all)."""
+STANDINGS_PER_PAGE = 50
+"""Rows on one page of the standings table."""
 
 
 def split_version(version: str) -> tuple[str, str, str]:
@@ -56,6 +61,32 @@ class LadderSummary:
 
 
 @dataclass(frozen=True)
+class LadderView:
+    """Which part of a big ladder the page shows: standings page ``page`` (of
+    :data:`STANDINGS_PER_PAGE` rows) and crosstable block ``block`` (the versions ranked
+    ``(block - 1) * CROSSTABLE_LIMIT + 1`` onwards, against each other)."""
+
+    page: int = 1
+    block: int = 1
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> LadderView:
+        """From the URL's ``?page=&block=``; ValueError saying what is wrong."""
+        values = {}
+        for name in ("page", "block"):
+            raw = query.get(name, "1")
+            if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 100_000):
+                raise ValueError(f"{name} must be a whole number from 1, got {raw[:20]!r}")
+            values[name] = int(raw)
+        return cls(**values)
+
+    @property
+    def query(self) -> str:
+        """The URL query that selects this view ("" for the first page and block)."""
+        return "" if self == LadderView() else f"?page={self.page}&block={self.block}"
+
+
+@dataclass(frozen=True)
 class LadderSnapshot:
     """Everything the ladder page shows, read at about the same moment."""
 
@@ -64,6 +95,7 @@ class LadderSnapshot:
     board: Leaderboard
     recent: tuple[LogEntry, ...]
     history: RatingHistory
+    view: LadderView = field(default_factory=LadderView)
 
     @property
     def version(self) -> int:
@@ -84,14 +116,31 @@ def load_ladders(arena: Arena) -> list[LadderSummary]:
     return out
 
 
-def load_ladder(arena: Arena, name: str, *, recent: int = RECENT_MATCHES) -> LadderSnapshot:
+def load_ladder(arena: Arena, name: str, *, recent: int = RECENT_MATCHES,
+                view: LadderView | None = None) -> LadderSnapshot:
     """Raises :class:`~tacocat.arena.NotFound` (or ``InvalidArgument`` for a bad name)."""
     ladder = arena.get_ladder(name)
     board = arena.leaderboard(name)
     status = arena.ladder_status(name)
     log = arena.recent_matches(name, recent)
-    history = rating_history(arena.redis, arena.keys, name)
-    return LadderSnapshot(ladder, status, board, tuple(log), history)
+    history = _history(arena, name)
+    return LadderSnapshot(ladder, status, board, tuple(log), history, view or LadderView())
+
+
+_histories: dict[tuple[int, str, str], RatingHistory] = {}
+_histories_lock = threading.Lock()
+
+
+def _history(arena: Arena, ladder: str) -> RatingHistory:
+    """The ladder's rating history, read on from the one this process read last (the log
+    only grows; ``rating_history`` starts afresh for a ladder made anew)."""
+    key = (id(arena.redis), arena.keys.prefix, ladder)
+    with _histories_lock:
+        since = _histories.get(key)
+    history = rating_history(arena.redis, arena.keys, ladder, since=since)
+    with _histories_lock:
+        _histories[key] = history
+    return history
 
 
 def ladder_json(ladder: Ladder) -> dict[str, Any]:
@@ -180,10 +229,11 @@ class Cell:
         return (self.wins + self.ties / 2) / rated if rated else None
 
 
-def crosstable(board: Leaderboard, limit: int | None = None) -> tuple[list[str],
-                                                                      list[list[Cell | None]]]:
-    """Versions in standings order (the first ``limit``) and the matrix of their cells."""
-    order = [row.version for row in board.standings]
+def crosstable(board: Leaderboard, limit: int | None = None, *, offset: int = 0
+               ) -> tuple[list[str], list[list[Cell | None]]]:
+    """Versions in standings order (``limit`` of them from ``offset``) and the matrix of
+    their cells."""
+    order = [row.version for row in board.standings][offset:]
     if limit is not None:
         order = order[:limit]
     matrix: list[list[Cell | None]] = []

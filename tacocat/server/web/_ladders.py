@@ -7,16 +7,19 @@ reloads show the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from tacocat.arena import LogEntry, Standing
 
 from ._chart import chart_fragment
 from ._data import (
     CROSSTABLE_LIMIT,
+    STANDINGS_PER_PAGE,
     Cell,
     LadderSnapshot,
     LadderSummary,
+    LadderView,
     crosstable,
     ranked,
     split_version,
@@ -173,11 +176,39 @@ def _ci_bar(row: Standing, lo: float, hi: float) -> Html:
     )
 
 
+def _pager(what: str, current: int, pages: int, total: int, per_page: int,
+           view_of: Callable[[int], LadderView]) -> Html:
+    """Links to the pages of a big table (nothing when it fits on one)."""
+    if pages <= 1:
+        return Html("")
+    links = []
+    for number in range(1, pages + 1):
+        first, last = (number - 1) * per_page + 1, min(number * per_page, total)
+        label = f"{first}–{last}"
+        links.append(tag("span", label, class_="current", aria_current="page")
+                     if number == current else
+                     tag("a", label, href=view_of(number).query or "?",
+                         aria_label=f"{what} ranks {label}"))
+    return tag("nav", tag("span", f"{what}, by rank:", class_="muted"), *links,
+               class_="pager", aria_label=f"{what} pages")
+
+
+def _pages(total: int, per_page: int) -> int:
+    return max(1, -(-total // per_page))
+
+
 def standings_fragment(snap: LadderSnapshot) -> str:
-    rows = ranked(snap.board)
-    if not rows:
+    everyone = ranked(snap.board)
+    if not everyone:
         return tag("p", "No bot plays on this ladder yet.", class_="empty")
-    rated = [r for _, r in rows if r.low is not None and r.high is not None]
+    view = snap.view
+    pages = _pages(len(everyone), STANDINGS_PER_PAGE)
+    page_number = min(view.page, pages)
+    rows = everyone[(page_number - 1) * STANDINGS_PER_PAGE:page_number * STANDINGS_PER_PAGE]
+    pager = _pager("Standings", page_number, pages, len(everyone), STANDINGS_PER_PAGE,
+                   lambda n: replace(view, page=n))
+    # One scale for every page, so intervals compare across pages.
+    rated = [r for _, r in everyone if r.low is not None and r.high is not None]
     lo = min((r.low for r in rated if r.low is not None), default=0.0)
     hi = max((r.high for r in rated if r.high is not None), default=0.0)
     pad = max((hi - lo) * 0.04, 5.0)
@@ -224,8 +255,8 @@ def standings_fragment(snap: LadderSnapshot) -> str:
     table = tag("table", tag("caption", f"Standings after {snap.board.version:,} matches",
                              class_="sr-only"),
                 tag("thead", head), tag("tbody", *body), class_="standings")
-    return tag("div", table, class_="table-wrap", tabindex="0", role="region",
-               aria_label="Standings")
+    return join([tag("div", table, class_="table-wrap", tabindex="0", role="region",
+                     aria_label="Standings"), pager])
 
 
 def _cell(cell: Cell | None, row: str, col: str) -> Html:
@@ -242,24 +273,31 @@ def _cell(cell: Cell | None, row: str, col: str) -> Html:
 
 
 def crosstable_fragment(snap: LadderSnapshot) -> str:
-    order, matrix = crosstable(snap.board, CROSSTABLE_LIMIT)
-    if len(order) < 2:
+    view = snap.view
+    total = len(snap.board.standings)
+    blocks = _pages(total, CROSSTABLE_LIMIT)
+    block = min(view.block, blocks)
+    offset = (block - 1) * CROSSTABLE_LIMIT
+    order, matrix = crosstable(snap.board, CROSSTABLE_LIMIT, offset=offset)
+    if total < 2:
         return tag("p", "The crosstable fills once two versions have met.", class_="empty")
     head = tag("tr", tag("td", ""), *(
-        tag("th", tag("abbr", str(i + 1), title=v), scope="col") for i, v in enumerate(order)))
+        tag("th", tag("abbr", str(offset + i + 1), title=v), scope="col")
+        for i, v in enumerate(order)))
     body = []
     for i, (version, line) in enumerate(zip(order, matrix, strict=True)):
-        body.append(tag("tr", tag("th", tag("span", f"{i + 1}", class_="idx"),
+        body.append(tag("tr", tag("th", tag("span", f"{offset + i + 1}", class_="idx"),
                                   version_label(version), scope="row"),
                         *(_cell(c, version, order[j]) for j, c in enumerate(line))))
-    more = len(snap.board.standings) - len(order)
-    note = tag("p", f"The {len(order)} best ranked versions; {more} more in the JSON API.",
-               class_="hint") if more > 0 else ""
+    # A block shows versions of neighbouring ranks against each other: the games that
+    # decide the order. Every pair is in the JSON API.
+    pager = _pager("Crosstable", block, blocks, total, CROSSTABLE_LIMIT,
+                   lambda n: replace(view, block=n))
     table = tag("table", tag("caption", "Pairwise scores, row against column",
                              class_="sr-only"),
                 tag("thead", head), tag("tbody", *body), class_="crosstable")
     return join([tag("div", table, class_="table-wrap", tabindex="0", role="region",
-                     aria_label="Crosstable"), note])
+                     aria_label="Crosstable"), pager])
 
 
 def recent_fragment(recent: Sequence[LogEntry]) -> str:

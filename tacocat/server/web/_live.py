@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,15 +30,17 @@ from redis.exceptions import RedisError
 
 log = logging.getLogger("tacocat.server.web")
 
-Render = Callable[[str], Awaitable[dict[str, Any]]]
-"""Ladder name -> the update to send (JSON-ready; has ``version``)."""
+Render = Callable[[str, Hashable], Awaitable[dict[str, Any]]]
+"""(ladder name, view) -> the update to send (JSON-ready; has ``version``). The view is
+what the watcher asked to see (a page of a big ladder); each distinct one renders once."""
 
 
 class Watcher:
     """One browser's subscription: the newest update it has not sent yet."""
 
-    def __init__(self, ladder: str) -> None:
+    def __init__(self, ladder: str, view: Hashable = None) -> None:
         self.ladder = ladder
+        self.view = view
         self.latest: dict[str, Any] | None = None
         self.closed = False
         self._ready = asyncio.Event()
@@ -89,8 +91,8 @@ class LiveHub:
 
     # -- watchers --------------------------------------------------------------------------
 
-    def watch(self, ladder: str) -> Watcher:
-        watcher = Watcher(ladder)
+    def watch(self, ladder: str, view: Hashable = None) -> Watcher:
+        watcher = Watcher(ladder, view)
         state = self._ladders.setdefault(ladder, _Ladder())
         state.watchers.add(watcher)
         self._channels[self.channel_of(ladder)] = ladder
@@ -126,13 +128,15 @@ class LiveHub:
         try:
             while state.dirty and state.watchers and not self._closed:
                 state.dirty = False
-                try:
-                    update = await self.render(ladder)
-                except Exception:  # a render failure must not kill live updates for good
-                    log.exception("live update of ladder %r failed", ladder)
-                else:
+                for view in {w.view for w in state.watchers}:
+                    try:
+                        update = await self.render(ladder, view)
+                    except Exception:  # a render failure must not kill live updates for good
+                        log.exception("live update of ladder %r failed", ladder)
+                        continue
                     for watcher in list(state.watchers):
-                        watcher.offer(update)
+                        if watcher.view == view:
+                            watcher.offer(update)
                 await asyncio.sleep(self.min_interval)
         finally:
             state.task = None
