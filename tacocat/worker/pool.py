@@ -47,6 +47,10 @@ log = logging.getLogger("tacocat.worker")
 RESTART_BACKOFF: Final = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Seconds before restarting a worker that died, by how many times it died quickly."""
 QUICK_DEATH: Final = 10.0
+LOCK_TTL_WAITS: Final = 4
+"""The dispatcher lock's TTL in dispatcher passes (``--wait``): 20 s by default. A SIGKILLed
+dispatcher cannot give its lock up, so scheduling and the orphan sweep pause until the TTL
+runs out (the chaos suite's kill fault measures it); short waits make it short."""
 
 
 class _StopSignalError(Exception):
@@ -102,7 +106,7 @@ class WorkerPool:
                     arena.redis, prefix=self.settings.prefix,
                     match_queue=self.settings.match_queue, smoke_queue=self.settings.smoke_queue,
                     job_timeout=self.settings.job_timeout), wait=self.wait,
-                    grace=self.settings.lease)
+                    grace=self.settings.lease, lock_ttl=LOCK_TTL_WAITS * self.wait)
             if ready is not None:
                 ready(self)
             while not self._stopping:
