@@ -191,6 +191,15 @@ class Cluster:
             raise ChaosError(f"tacocat serve exited:\n{self.serve_text[-2000:]}")
         return self.serve_proc
 
+    def admin_token(self) -> str:
+        """The admin token ``tacocat serve`` saved when it created the admin."""
+        path = self.folder / "serve-data" / "admin.token"
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ChaosError(f"the arena has an admin but {path} holds no token ({exc}); "
+                             "start from an empty Redis") from exc
+
     @property
     def serve_target(self) -> str:
         return f"{self.net['serve'].address}:{SERVE_PORT}"

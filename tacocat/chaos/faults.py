@@ -8,11 +8,15 @@ whatever happened to the workers, the network or Redis.
 
 from __future__ import annotations
 
+import errno
 import random
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 from tacocat.arena import Arena, User, VersionStatus
@@ -97,19 +101,20 @@ class Ladder:
         self.spec = spec
         self.started = 0.0
         self.duplicates_before = 0.0
+        self.tokens: list[str] = []
 
     def start(self, *, timeout: float = 90) -> None:
         arena = self.arena
-        token = arena.bootstrap_admin()
-        if token is None:
-            raise ChaosError("the chaos Redis is not empty (an admin exists already)")
+        # ``tacocat serve`` on the serve host made the admin already and saved its token.
+        token = arena.bootstrap_admin() or self.cluster.admin_token()
         admin = arena.authenticate(token)
         arena.create_ladder(admin, LADDER, games_per_pairing=self.spec.games_per_pairing,
                             games_per_match=self.spec.games_per_match, decision_seconds=2.0)
         users: list[User] = []
         for i in range(self.spec.bots):
             arena.create_user(admin, f"u{i}")
-            users.append(arena.authenticate(arena.create_token(admin, f"u{i}")))
+            self.tokens.append(arena.create_token(admin, f"u{i}"))
+            users.append(arena.authenticate(self.tokens[-1]))
         versions = [arena.submit_bot(user, "bot", "bot.py", _bot(f"b{i}", self.spec.delay)).id
                     for i, user in enumerate(users)]
 
@@ -376,6 +381,85 @@ def kill_redis(cluster: Cluster, ladder: Ladder, say: Say, *, kills: int = 1,
                     "worker_restarts": sum(h.text.count("exited with")
                                            for h in cluster.workers.values())}
     return counts
+
+
+def fill_disk(cluster: Cluster, ladder: Ladder, say: Say, *, full_seconds: float = 6.0,
+              timeout: float = 180) -> Counts:
+    """Fault 5: fill Redis' data volume (a small tmpfs: ``ClusterSettings.redis_dir``) mid
+    ladder for ``full_seconds``, then free it. Redis refuses writes meanwhile; workers say
+    so and wait (no restarts), the server and the CLI say so; afterwards the ladder
+    resumes and nothing recorded before is lost."""
+    folder = cluster.settings.redis_dir
+    if folder is None:
+        raise ChaosError("the full-disk fault needs Redis on a small volume of its own: "
+                         "ClusterSettings(redis_dir=a tmpfs)")
+    wait_for(lambda: ladder.recorded() >= ladder.spec.matches // 3, timeout,
+             "results before filling the disk")
+    seen = {e.match for e in read_log(cluster.redis, cluster.arena.keys, LADDER)}
+    restarts_before = _restarts(cluster)
+    filler = folder / "filler"
+    _fill(filler)
+    began = time.time()
+    say(f"full disk: {folder} filled, {len(seen)} results recorded before")
+    refusal = wait_for(lambda: _log_line(cluster, "Redis refuses writes"), 30,
+                       "a worker to log that Redis refuses writes")
+    cli = _cli_write(cluster, ladder) if cluster.settings.serve else ""
+    time.sleep(max(0.0, full_seconds - (time.time() - began)))
+    restarts = _restarts(cluster) - restarts_before
+    recorded_full = ladder.recorded()
+    filler.unlink()
+    freed = time.time()
+    say(f"full disk: space back after {freed - began:.1f} s; {restarts} worker restarts")
+    wait_for(lambda: ladder.recorded() > recorded_full or ladder.done(), timeout,
+             "a result after space returned")
+    recovered = time.time()
+    ladder.wait_done(timeout)
+    after = {e.match for e in read_log(cluster.redis, cluster.arena.keys, LADDER)}
+    counts = ladder.counts("full_disk")
+    counts.injections = 1
+    counts.recovery_seconds = [recovered - freed]
+    counts.lost += len(seen - after)
+    server = next((line for line in cluster.serve_text.splitlines()
+                   if "refuses writes" in line), "")
+    counts.notes = {"full_seconds": round(freed - began, 1), "worker_restarts": restarts,
+                    "worker_log": refusal, "server_log": server, "cli": cli,
+                    "recorded_lost": len(seen - after)}
+    return counts
+
+
+def _fill(path: Path) -> None:
+    """Write zeros to ``path`` until its file system is full."""
+    chunk = bytes(1 << 16)
+    with path.open("wb") as f:
+        try:
+            while True:
+                f.write(chunk)
+                f.flush()
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+
+
+def _restarts(cluster: Cluster) -> int:
+    return sum(h.text.count("exited with") for h in cluster.workers.values())
+
+
+def _log_line(cluster: Cluster, needle: str) -> str | None:
+    for host in cluster.workers.values():
+        for line in host.text.splitlines():
+            if needle in line:
+                return line.strip()
+    return None
+
+
+def _cli_write(cluster: Cluster, ladder: Ladder) -> str:
+    """What ``tacocat submit`` (a write, through the server) prints while Redis refuses."""
+    source = cluster.folder / "late.py"
+    source.write_bytes(_bot("late", 0.0))
+    done = subprocess.run([sys.executable, "-m", "tacocat.cli", "submit", str(source),
+                           "--server", cluster.serve_target, "--token", ladder.tokens[0]],
+                          capture_output=True, text=True, timeout=60, check=False)
+    return f"exit {done.returncode}: {(done.stderr or done.stdout).strip()}"
 
 
 def kill_family(pid: int) -> None:

@@ -35,7 +35,7 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from tacocat.arena import Arena, RedisUnavailable
+from tacocat.arena import Arena, as_unavailable
 
 from .dispatcher import DEFAULT_WAIT, Dispatcher
 from .launch import pin_to, set_parent_death_signal, warm_bytecode, worker_cpu
@@ -226,12 +226,14 @@ def run_dispatch_step(dispatcher: Dispatcher) -> bool:
     must keep playing whatever the dispatcher hits); True if it ran."""
     try:
         return dispatcher.step() is not None
-    except (RedisUnavailable, RedisConnectionError, RedisTimeoutError) as exc:
-        log.error("dispatcher: Redis unavailable (%s); retrying", exc)
     except _StopSignalError:
         raise
-    except Exception:
-        log.exception("dispatcher: pass failed; retrying")
+    except Exception as exc:
+        unavailable = as_unavailable(exc)
+        if unavailable is not None:
+            log.error("dispatcher: %s; retrying", unavailable)
+        else:
+            log.exception("dispatcher: pass failed; retrying")
     return False
 
 
