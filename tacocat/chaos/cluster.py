@@ -183,13 +183,21 @@ class Cluster:
     def start_serve(self, *args: str) -> subprocess.Popen[bytes]:
         command = [sys.executable, "-m", "tacocat.cli", "serve", "--host",
                    self.net["serve"].address, "--port", str(SERVE_PORT), "--redis-url", self.url,
-                   "--data-dir", str(self.folder / "serve-data"), "--no-web", *args]
+                   "--data-dir", str(self.folder / "serve-data"), "--no-web", "--grace", "1",
+                   *args]
+        # The log is appended across restarts: wait for one more "listening" line.
+        started = self.serve_text.count("listening on")
         self.serve_proc = self.net.popen("serve", command, log=self._log(self.serve_log))
-        wait_for(lambda: "listening on" in self.serve_text or self.serve_proc.poll() is not None,  # type: ignore[union-attr]
+        wait_for(lambda: self.serve_text.count("listening on") > started
+                 or self.serve_proc.poll() is not None,  # type: ignore[union-attr]
                  60, "tacocat serve to listen")
         if self.serve_proc.poll() is not None:
             raise ChaosError(f"tacocat serve exited:\n{self.serve_text[-2000:]}")
         return self.serve_proc
+
+    def stop_serve(self) -> None:
+        """SIGTERM ``tacocat serve`` (running live games are aborted) and wait for it."""
+        self._stop(self.serve_proc)
 
     def admin_token(self) -> str:
         """The admin token ``tacocat serve`` saved when it created the admin."""

@@ -462,6 +462,68 @@ def _cli_write(cluster: Cluster, ladder: Ladder) -> str:
     return f"exit {done.returncode}: {(done.stderr or done.stdout).strip()}"
 
 
-def kill_family(pid: int) -> None:
-    """SIGKILL ``pid`` and its descendants (a clean-up helper)."""
-    signal_all([pid, *children_of(pid)], signal.SIGKILL)
+_LIVE_CLIENT: Final = """
+import sys, time
+from tacocat.engine.bots import GreedyBot
+from tacocat.sdk import connect
+
+class Slow(GreedyBot):
+    def duel(self, obs):
+        time.sleep(float(sys.argv[3]))
+        return super().duel(obs)
+
+try:
+    results = connect(Slow(), sys.argv[1], games=int(sys.argv[2]), timeout=60)
+    print(f"ok: {len(results)} games")
+except Exception as exc:
+    print(f"{type(exc).__name__}: {exc}")
+"""
+
+
+def _live_client(cluster: Cluster, games: int, delay: float) -> subprocess.Popen[str]:
+    """A live bot (from the observer, over the bridge) playing ``games`` against a house
+    bot through the SDK's ``connect``; prints ``ok: N games`` or the error it got."""
+    return subprocess.Popen([sys.executable, "-c", _LIVE_CLIENT, cluster.serve_target,
+                             str(games), str(delay)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+
+
+def _outcome(client: subprocess.Popen[str], timeout: float = 90) -> str:
+    out, _ = client.communicate(timeout=timeout)
+    lines = [line for line in out.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else f"no output (exit {client.returncode})"
+
+
+def restart_serve(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float = 180) -> Counts:
+    """Fault 7: restart ``tacocat serve`` mid-ladder while a live client plays through it.
+    The workers do not notice (same processes, no errors); the live client gets a clear
+    status; a client that connects while the server is down is told why; one that connects
+    after the restart plays."""
+    if cluster.serve_proc is None:
+        raise ChaosError("the serve fault needs the serve host: ClusterSettings(serve=True)")
+    wait_for(lambda: ladder.recorded() >= 1, timeout, "a first result")
+    trees = {h.host: h.tree()[:2] for h in cluster.workers.values()}
+    restarts_before = _restarts(cluster)
+    live = _live_client(cluster, games=200, delay=0.02)
+    time.sleep(2.5)  # the server logs no game starts: by now the client plays its first games
+    if live.poll() is not None:
+        raise ChaosError(f"the live client ended before the restart: {_outcome(live)}")
+    began = time.time()
+    cluster.stop_serve()
+    say(f"serve restart: stopped after {time.time() - began:.1f} s")
+    during = _outcome(live)
+    down = _outcome(_live_client(cluster, games=2, delay=0.0))
+    cluster.start_serve()
+    back = time.time()
+    after = _outcome(_live_client(cluster, games=2, delay=0.0))
+    say(f"serve restart: back after {back - began:.1f} s; live client: {during}")
+    ladder.wait_done(timeout)
+    counts = ladder.counts("serve_restart")
+    counts.injections = 1
+    counts.recovery_seconds = [back - began]
+    counts.notes = {
+        "live_during": during, "live_while_down": down, "live_after": after,
+        "workers_unaffected": _restarts(cluster) == restarts_before and all(
+            h.tree()[:2] == trees[h.host] for h in cluster.workers.values()),
+    }
+    return counts

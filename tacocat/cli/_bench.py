@@ -10,7 +10,7 @@ import time
 from tacocat.engine import ENGINE_FORM, STANDARD, BotDriver, play_game
 from tacocat.engine.bots import RandomBot
 
-from . import _bench_ladder, _bench_load, _bench_referee
+from . import _bench_chaos, _bench_ladder, _bench_load, _bench_referee
 
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
@@ -24,6 +24,9 @@ Measure throughput. Prints one JSON line with the result.
            sandbox, on 2 workers and on 1: games per second, speedup, overhead share
   load     --clients live clients for --seconds against one server while a ladder runs
            on the workers: errors, p50/p99 decision latency, lost ladder results
+  chaos    faults across hosts made of network namespaces (root): worker kills, pauses,
+           partitions, Redis killed, a full Redis disk, serve restarted: lost and
+           double-counted matches (0 expected) and recovery times
 """
 
 
@@ -38,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _bench_referee.add_parser(kinds)
     _bench_ladder.add_parser(kinds)
     _bench_load.add_parser(kinds)
+    _bench_chaos.add_parser(kinds)
 
 
 def bench_engine(args: argparse.Namespace) -> int:
