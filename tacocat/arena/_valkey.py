@@ -20,7 +20,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
@@ -41,6 +41,7 @@ _LOG_TAIL_LINES: Final = 20
 # it before valkey-server binds it; a fresh port is tried this many times before giving up.
 _PORT_ATTEMPTS: Final = 5
 _URL_SCHEMES: Final = ("redis", "rediss", "unix")
+APPENDFSYNC: Final = ("always", "everysec", "no")
 
 
 class EmbeddedValkey:
@@ -68,10 +69,18 @@ class EmbeddedValkey:
         binary: Path | None = None,
         start_timeout: float = 10.0,
         stop_timeout: float = 10.0,
+        bind: str = HOST,
+        command_prefix: Sequence[str] = (),
+        appendfsync: str = "everysec",
     ) -> None:
         if port is not None and not 1 <= port <= 65535:
             raise EmbeddedServerError(
                 f"port {port} is not a TCP port; pass 1-65535, or None for a free one",
+                data_dir=data_dir,
+            )
+        if appendfsync not in APPENDFSYNC:
+            raise EmbeddedServerError(
+                f"appendfsync {appendfsync!r} is not one of {', '.join(APPENDFSYNC)}",
                 data_dir=data_dir,
             )
         if start_timeout <= 0 or stop_timeout <= 0:
@@ -87,6 +96,11 @@ class EmbeddedValkey:
         self._binary = binary
         self._start_timeout = start_timeout
         self._stop_timeout = stop_timeout
+        # Another address than loopback (with a prefix that runs the server in a network
+        # namespace, say) serves other hosts: the chaos suite's Redis host.
+        self._bind = bind
+        self._command_prefix = list(command_prefix)
+        self._appendfsync = appendfsync
         self._process: subprocess.Popen[bytes] | None = None
         self._log_offset = 0
 
@@ -115,8 +129,8 @@ class EmbeddedValkey:
 
     @property
     def url(self) -> str:
-        """``redis://127.0.0.1:PORT/0``, valid across :meth:`restart`."""
-        return f"redis://{HOST}:{self.port}/0"
+        """``redis://127.0.0.1:PORT/0`` (or the bound address), valid across :meth:`restart`."""
+        return f"redis://{self._bind}:{self.port}/0"
 
     @property
     def pid(self) -> int | None:
@@ -293,9 +307,11 @@ class EmbeddedValkey:
 
     def _write_config(self) -> None:
         settings = {
-            "bind": HOST,
+            "bind": self._bind,
             "port": str(self.port),
-            "protected-mode": "yes",
+            # Protected mode refuses every client but loopback while no password is set: a
+            # server bound to another address (a private bridge) is meant for other hosts.
+            "protected-mode": "yes" if self._bind == HOST else "no",
             "daemonize": "no",
             "dir": _quote(str(self._data_dir)),
             "pidfile": _quote(str(self._data_dir / PID_NAME)),
@@ -303,9 +319,10 @@ class EmbeddedValkey:
             # server's log and anything it prints before its logging is set up.
             "logfile": '""',
             "appendonly": "yes",
-            # Every write reaches the kernel before the client gets its reply; fsync once a
-            # second bounds the loss to a second of writes on power failure only.
-            "appendfsync": "everysec",
+            # Every write reaches the kernel before the client gets its reply, so a killed
+            # server loses nothing acknowledged; fsync once a second bounds the loss to a
+            # second of writes on power failure only (docs/WORKER.md, "Faults we test").
+            "appendfsync": self._appendfsync,
             # The append-only file is the persistence; RDB snapshots would fork for nothing.
             "save": '""',
             # With a maxmemory set, refuse writes loudly instead of silently evicting records.
@@ -338,7 +355,7 @@ class EmbeddedValkey:
                 # A log file rather than a pipe: nobody reads a pipe while the server runs,
                 # and a full pipe would block the server on its next log line.
                 self._process = subprocess.Popen(
-                    [str(binary), str(self._data_dir / CONF_NAME)],
+                    [*self._command_prefix, str(binary), str(self._data_dir / CONF_NAME)],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -357,7 +374,7 @@ class EmbeddedValkey:
         # No retries: this loop is the retry, and redis-py's default backoff would stretch
         # each probe to seconds.
         client = redis.Redis(
-            host=HOST,
+            host=self._bind,
             port=self.port,
             socket_connect_timeout=0.5,
             socket_timeout=0.5,

@@ -27,8 +27,8 @@ import redis as redis_py
 from tacocat.engine import GameRecord, Ruleset
 
 from . import bots, dispatch, ladders, matches, ratelimit, recording, scheduler, standings, users
-from ._redis import Clock, Redis, check_client, default_clock
-from .errors import InvalidArgument, NotFound, PermissionDenied, RateLimited, RedisUnavailable
+from ._redis import Clock, Redis, as_unavailable, check_client, default_clock
+from .errors import InvalidArgument, NotFound, PermissionDenied, RateLimited
 from .keys import DEFAULT_PREFIX, Keys
 from .models import (
     Bot,
@@ -63,18 +63,19 @@ _R = TypeVar("_R")
 
 
 def _unavailable(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Turn a lost Redis (after redis-py's own retries) into :class:`RedisUnavailable`, so
-    API callers see one arena error type per condition."""
+    """Turn a lost Redis (after redis-py's own retries), or one refusing writes (a full
+    disk), into :class:`RedisUnavailable`, so API callers see one arena error type per
+    condition."""
 
     @functools.wraps(method)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(*args, **kwargs)
-        except (redis_py.ConnectionError, redis_py.TimeoutError) as exc:
-            raise RedisUnavailable(
-                f"Redis did not answer ({type(exc).__name__}: {exc}); check that it runs "
-                "and REDIS_URL points at it, then retry (every arena step is atomic)"
-            ) from exc
+        except redis_py.RedisError as exc:
+            unavailable = as_unavailable(exc)
+            if unavailable is None:
+                raise
+            raise unavailable from exc
 
     return wrapper
 

@@ -13,6 +13,15 @@ does everything or nothing:
    new live Elo, add to the per-version and per-pair counters, bump the ladder's results
    count (its *version*) and publish a ``result`` event.
 
+**Durable before acknowledged.** Redis runs with ``appendfsync everysec``: every write
+reaches the append-only file (the kernel) before its reply, so a killed Redis loses nothing,
+but a crash of the machine may lose the last second. So a committed result is acknowledged
+(``Recorded.persisted``) only after ``WAITAOF 1 0`` says the append-only file holding it was
+fsynced: one fsync per match rather than per write, which ``appendfsync always`` would cost
+every lease renewal and queue operation too (docs/WORKER.md, "Faults we test", has both
+costs). A server without an append-only file (or older than 7.2) cannot promise it;
+``persisted`` is then None.
+
 **Why Python computes the Elo and the script only checks.** The new ratings come from
 :func:`tacocat.arena.ratings.elo_update`, applied per rated game in game order, on ratings
 read together with the results count; the script refuses them if the count moved. So the
@@ -30,6 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from redis.exceptions import ResponseError
+
 from ._redis import Clock, Redis, default_clock, number, script, text, text_map
 from .errors import Contention, InvalidArgument, NotFound
 from .keys import Keys
@@ -41,6 +52,8 @@ from .results import SIDES, MatchResult, dumps_json
 INITIAL_ELO: Final = DEFAULT_ANCHOR
 """Live Elo of a version before its first game (1500; a new version starts afresh)."""
 _ATTEMPTS: Final = 50
+FSYNC_TIMEOUT: Final = 5.0
+"""Seconds a committed result may wait for its fsync before it is returned unpersisted."""
 _LOG_PAGE: Final = 1000
 
 _RECORD: Final = """
@@ -104,13 +117,18 @@ class Recorded:
     recorded: bool
     seq: int
     match: Match
+    persisted: bool | None = None
+    """For the committing call: True once the append-only file holding the result was
+    fsynced, False if that did not happen within ``fsync_timeout``, None when the server
+    has no append-only file (or no WAITAOF) to ask, or nothing was awaited."""
 
 
 def record_match(
     redis: Redis, keys: Keys, match_id: str, result: MatchResult,
-    *, clock: Clock = default_clock,
+    *, clock: Clock = default_clock, fsync_timeout: float | None = FSYNC_TIMEOUT,
 ) -> Recorded:
-    """Commit ``result`` for ``match_id`` exactly once (see the module docstring).
+    """Commit ``result`` for ``match_id`` exactly once (see the module docstring), and wait
+    up to ``fsync_timeout`` seconds for it to reach the disk (None: do not wait).
 
     Raises :class:`NotFound` for an unknown match and :class:`InvalidArgument` if the
     result's game count differs from the match's.
@@ -152,7 +170,8 @@ def record_match(
         )
         outcome, seq = int(reply[0]), int(reply[1])
         if outcome == 1:
-            return Recorded(True, seq, get_match(redis, keys, match_id))
+            persisted = None if fsync_timeout is None else wait_persisted(redis, fsync_timeout)
+            return Recorded(True, seq, get_match(redis, keys, match_id), persisted)
         if outcome == 0:
             return Recorded(False, seq, get_match(redis, keys, match_id))
         if outcome == -2:
@@ -163,6 +182,17 @@ def record_match(
         f"recording match {match_id} lost the race {_ATTEMPTS} times in a row to other "
         "results of its ladder; run the job again (it stays exactly-once)"
     )
+
+
+def wait_persisted(redis: Redis, timeout: float) -> bool | None:
+    """Wait until this client's writes so far are fsynced to the append-only file: True
+    once they are, False after ``timeout`` seconds, None if the server cannot say (no
+    append-only file, or a server older than WAITAOF)."""
+    try:
+        reply = redis.waitaof(1, 0, max(1, int(timeout * 1000)))
+    except ResponseError:
+        return None
+    return bool(reply and int(reply[0]) >= 1)
 
 
 def _increments(match: Match, result: MatchResult) -> tuple[dict[str, int], dict[str, int]]:

@@ -11,7 +11,7 @@ from tacocat.engine import ENGINE_FORM, STANDARD, duplicate_pairs
 from tacocat.engine.bots import RandomBot
 from tacocat.referee import DEFAULT_BATCH, play_in_process
 
-from . import _bench_ladder, _bench_load, _bench_referee, _bench_scale
+from . import _bench_chaos, _bench_ladder, _bench_load, _bench_referee, _bench_scale
 
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
@@ -29,6 +29,9 @@ Measure throughput. Prints one JSON line with the result.
   scale    --bots bots in one ladder through the real arena (Redis, scheduler,
            recording, refits) with results drawn from known strengths, no bot
            processes: throughput, latencies, refit time, convergence, waits
+  chaos    faults across hosts made of network namespaces (root): worker kills, pauses,
+           partitions, Redis killed, a full Redis disk, serve restarted: lost and
+           double-counted matches (0 expected) and recovery times
 """
 
 
@@ -46,6 +49,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _bench_ladder.add_parser(kinds)
     _bench_load.add_parser(kinds)
     _bench_scale.add_parser(kinds)
+    _bench_chaos.add_parser(kinds)
 
 
 def bench_engine(args: argparse.Namespace) -> int:

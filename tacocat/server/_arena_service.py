@@ -35,6 +35,7 @@ from tacocat.arena import (
     LadderStatus,
     Leaderboard,
     RateLimited,
+    RedisUnavailable,
     Unauthenticated,
     User,
 )
@@ -169,7 +170,8 @@ class ArenaService(apb_grpc.ArenaServicer):
                                 "the arena server is shutting down; retry shortly")
         if isinstance(exc, ArenaError):
             code = grpc.StatusCode[exc.status]
-            if code is grpc.StatusCode.INTERNAL:
+            if code is grpc.StatusCode.INTERNAL or isinstance(exc, RedisUnavailable):
+                # Redis away or refusing writes (a full disk) is the operator's to fix.
                 log.error("arena error: %s", exc)
             trailers: tuple[tuple[str, str], ...] = ()
             if isinstance(exc, RateLimited) and math.isfinite(exc.retry_after):

@@ -35,7 +35,7 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from tacocat.arena import Arena, RedisUnavailable
+from tacocat.arena import Arena, as_unavailable
 
 from .dispatcher import DEFAULT_WAIT, Dispatcher
 from .launch import pin_to, set_parent_death_signal, warm_bytecode, worker_cpu
@@ -47,6 +47,10 @@ log = logging.getLogger("tacocat.worker")
 RESTART_BACKOFF: Final = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Seconds before restarting a worker that died, by how many times it died quickly."""
 QUICK_DEATH: Final = 10.0
+LOCK_TTL_WAITS: Final = 4
+"""The dispatcher lock's TTL in dispatcher passes (``--wait``): 20 s by default. A SIGKILLed
+dispatcher cannot give its lock up, so scheduling and the orphan sweep pause until the TTL
+runs out (the chaos suite's kill fault measures it); short waits make it short."""
 
 
 class _StopSignalError(Exception):
@@ -102,7 +106,7 @@ class WorkerPool:
                     arena.redis, prefix=self.settings.prefix,
                     match_queue=self.settings.match_queue, smoke_queue=self.settings.smoke_queue,
                     job_timeout=self.settings.job_timeout), wait=self.wait,
-                    grace=self.settings.lease)
+                    grace=self.settings.lease, lock_ttl=LOCK_TTL_WAITS * self.wait)
             if ready is not None:
                 ready(self)
             while not self._stopping:
@@ -222,12 +226,14 @@ def run_dispatch_step(dispatcher: Dispatcher) -> bool:
     must keep playing whatever the dispatcher hits); True if it ran."""
     try:
         return dispatcher.step() is not None
-    except (RedisUnavailable, RedisConnectionError, RedisTimeoutError) as exc:
-        log.error("dispatcher: Redis unavailable (%s); retrying", exc)
     except _StopSignalError:
         raise
-    except Exception:
-        log.exception("dispatcher: pass failed; retrying")
+    except Exception as exc:
+        unavailable = as_unavailable(exc)
+        if unavailable is not None:
+            log.error("dispatcher: %s; retrying", unavailable)
+        else:
+            log.exception("dispatcher: pass failed; retrying")
     return False
 
 

@@ -124,13 +124,27 @@ class MatchQueue:
 
     def job_alive(self, match_id: str) -> bool:
         """Whether the match's job is waiting in the queue or running under a live lease."""
-        return self._alive(match_job_id(match_id), lease_key(self.prefix, match_id))
+        return self._alive(self.matches, match_job_id(match_id),
+                           lease_key(self.prefix, match_id))
 
-    def _alive(self, job_id: str, lease: str | None) -> bool:
+    def _state(self, job_id: str) -> str | None:
         status = self.redis.hget(Job.key_for(job_id), "status")
         if status is None:
+            return None
+        return status.decode() if isinstance(status, bytes) else str(status)
+
+    def _alive(self, queue: Queue, job_id: str, lease: str | None) -> bool:
+        state = self._state(job_id)
+        if state == JobStatus.QUEUED.value and self.redis.lpos(queue.key, job_id) is None:
+            # "Queued" in no queue: RQ pops a job id before it marks the job started, so a
+            # worker that died or lost Redis in between (a full disk did it in the chaos
+            # suite) leaves a job that nothing will ever run. Unless a worker is starting it
+            # right now, it is dead; a re-run then would only be a refused duplicate.
+            state = self._state(job_id)
+            if state == JobStatus.QUEUED.value:
+                return False
+        if state is None:
             return False
-        state = status.decode() if isinstance(status, bytes) else str(status)
         if state in _WAITING:
             return True
         if state == JobStatus.STARTED.value:
@@ -140,7 +154,7 @@ class MatchQueue:
 
     def _enqueue(self, queue: Queue, func: str, arg: str, job_id: str,
                  lease: str | None) -> bool:
-        if self._alive(job_id, lease):
+        if self._alive(queue, job_id, lease):
             return False
         with contextlib.suppress(NoSuchJobError):
             Job.fetch(job_id, connection=self.redis).delete()

@@ -18,17 +18,22 @@ by a process that is not busy refereeing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import socket
 import sys
 import time
 from typing import Any, Final
 
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import Queue, Worker
 from rq.executions import Execution
 from rq.job import Job
+
+from tacocat.arena import as_unavailable
 
 from .jobs import JobContext, configure
 from .launch import Launcher, pin_to, set_parent_death_signal, worker_cpu
@@ -39,6 +44,8 @@ from .settings import WorkerSettings
 
 log = logging.getLogger("tacocat.worker")
 
+_REDIS_WAIT: Final = (1.0, 10.0)
+"""Seconds between checks while Redis is away or refuses writes: first, and at most."""
 _RELEASE: Final = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -129,7 +136,46 @@ def main(argv: list[str] | None = None) -> int:
                         format=f"%(asctime)s w{args.index} %(levelname)s %(message)s",
                         datefmt="%H:%M:%S")
     logging.getLogger("rq").setLevel(logging.WARNING)
-    worker = make_worker(args.url, settings, args.index)
-    log.debug("worker %s listening on %s", worker.name, ", ".join(worker.queue_names()))
-    worker.work(logging_level="WARNING")
-    return 0
+    return work_until_stopped(args.url, settings, args.index)
+
+
+def work_until_stopped(url: str, settings: WorkerSettings, index: int) -> int:
+    """Run an RQ worker until it is told to stop; outlive Redis being away or refusing
+    writes (a full disk): RQ quits on either, and a restart by the supervisor would only
+    fail again, in a loop. Instead wait, saying why, and start a fresh RQ worker once Redis
+    answers writes again. Any other error still ends the process (the supervisor restarts
+    it)."""
+    wait = _REDIS_WAIT[0]
+    while True:
+        worker = make_worker(url, settings, index)
+        log.debug("worker %s listening on %s", worker.name, ", ".join(worker.queue_names()))
+        try:
+            worker.work(logging_level="WARNING")
+            return 0
+        except RedisError as exc:
+            unavailable = as_unavailable(exc)
+            if unavailable is None or worker._stop_requested:
+                raise
+        # RQ's signal handlers only set a flag that nothing reads now: while waiting,
+        # SIGTERM/SIGINT stop the process at once (there is no match to finish).
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        log.error("%s; waiting %.0f s before working again (not restarting)", unavailable, wait)
+        while not _writable(worker.connection, settings.prefix):
+            time.sleep(wait)
+            wait = min(wait * 2, _REDIS_WAIT[1])
+        # The old worker could not say it died: its registration would refuse the new one
+        # of the same name.
+        with contextlib.suppress(RedisError):
+            worker.register_death()  # type: ignore[no-untyped-call]
+        log.warning("Redis takes writes again; back to work")
+        wait = _REDIS_WAIT[0]
+
+
+def _writable(redis: Redis, prefix: str) -> bool:
+    """Whether Redis answers and takes a write now."""
+    try:
+        redis.set(f"{prefix}worker:probe:{os.getpid()}", b"1", px=1000)
+    except RedisError:
+        return False
+    return True

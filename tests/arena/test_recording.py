@@ -57,6 +57,7 @@ def test_a_result_is_recorded_once(redis: redis_py.Redis) -> None:
     result = field.play(match)
     first = arena.record_match(match.id, result)
     assert first.recorded and first.seq == 1
+    assert first.persisted is True  # the embedded server's append-only file was fsynced
     assert first.match.status is MatchStatus.RECORDED and first.match.result is not None
     assert first.match.result.games == result.games
     again = arena.record_match(match.id, all_a_wins(10))
@@ -67,6 +68,18 @@ def test_a_result_is_recorded_once(redis: redis_py.Redis) -> None:
     assert (stored[match.a], stored[match.b]) == elo_after(result.rated_scores())
     status = arena.ladder_status("main")
     assert (status.matches_recorded, status.games_played) == (1, 10)
+
+
+def test_without_an_append_only_file_a_result_is_recorded_but_not_called_persisted(
+        redis: redis_py.Redis) -> None:
+    field = ladder(redis, 2)
+    (match, *_) = field.arena.schedule("main", field.enqueue)
+    redis.config_set("appendonly", "no")
+    try:
+        done = field.arena.record_match(match.id, field.play(match))
+    finally:
+        redis.config_set("appendonly", "yes")
+    assert done.recorded and done.persisted is None
 
 
 def test_concurrent_duplicates_from_threads_record_one_result(redis_url: str,

@@ -12,6 +12,7 @@ import redis as redis_py
 from rq.job import Job
 
 from tacocat.arena import MatchStatus
+from tacocat.chaos.procs import cmdline
 from tacocat.engine import Fault, Reason
 from tacocat.worker import MatchQueue, match_job_id, worker_stats
 from tacocat.worker.queue import MATCH_JOB, lease_key
@@ -34,14 +35,6 @@ from .worker_helpers import (
 pytestmark = pytest.mark.timeout(150)
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
 def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_once(
         redis: redis_py.Redis, trees: Trees) -> None:
     field = make_field(redis)
@@ -58,9 +51,9 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
     worker = int(holder.decode().rsplit("-", 2)[1])
     # Both bots, not just the first one up: the second may start a moment later.
     family = wait_for(lambda: len([p for p in children_of(worker)
-                                   if "tacocat.sdk.host" in _cmdline(p)]) >= 2
+                                   if "tacocat.sdk.host" in cmdline(p)]) >= 2
                       and children_of(worker), 10, "the match's two bot processes")
-    assert sum("tacocat.sdk.host" in _cmdline(p) for p in family) >= 2
+    assert sum("tacocat.sdk.host" in cmdline(p) for p in family) >= 2
 
     os.kill(worker, signal.SIGKILL)
 
@@ -86,7 +79,7 @@ def test_ctrl_c_stops_every_process_and_an_interrupted_match_is_rerun_later(
     (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
     wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "the match to start")
     family = wait_for(lambda: [p for p in children_of(tree.proc.pid)
-                               if "tacocat.sdk.host" in _cmdline(p)]
+                               if "tacocat.sdk.host" in cmdline(p)]
                       and children_of(tree.proc.pid), 10, "the bots")
 
     tree.proc.send_signal(signal.SIGINT)  # what a terminal's Ctrl-C sends the supervisor

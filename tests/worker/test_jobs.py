@@ -166,6 +166,11 @@ def test_enqueuing_is_idempotent_and_liveness_needs_a_lease(redis: redis_py.Redi
     redis.delete(lease_key(queue.prefix, match))
     assert queue.enqueue_match(match)  # the dead job is replaced
     assert redis.hget(key, "status") == b"queued"
+    # Popped off the queue by a worker that died (or lost Redis) before marking it started:
+    # "queued" in no queue is dead too, or nothing would ever run it.
+    assert redis.lpop(queue.matches.key) == match_job_id(match).encode()
+    assert not queue.job_alive(match)
+    assert queue.enqueue_match(match) and queue.job_alive(match)
 
 
 def test_one_dispatcher_is_active_at_a_time(redis: redis_py.Redis) -> None:

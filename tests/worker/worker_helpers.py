@@ -8,8 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -17,6 +16,7 @@ from typing import TypeVar
 import redis as redis_py
 
 from tacocat.arena import Arena, MatchStatus, User, VersionStatus
+from tacocat.chaos.procs import alive, children_of, parent, wait_for
 from tacocat.worker.sandbox import sandbox_available
 
 SANDBOX = sandbox_available()
@@ -148,18 +148,6 @@ def make_field(redis: redis_py.Redis) -> ArenaField:
     return ArenaField(arena, arena.authenticate(token))
 
 
-def wait_for(condition: Callable[[], _T], timeout: float, what: str,
-             interval: float = 0.05) -> _T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
-
-
 def wait_decided(arena: Arena, versions: list[str], timeout: float = 60) -> dict[str, str]:
     """Wait until every version is active or rejected; version -> reason ('' if active)."""
     def decided() -> dict[str, str] | None:
@@ -187,35 +175,6 @@ def recorded(arena: Arena, ladder: str) -> list[str]:
 # -- processes ---------------------------------------------------------------------------------
 
 
-def children_of(pid: int) -> list[int]:
-    """Every live descendant of ``pid`` (from /proc, whatever their process group)."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if stat[0] != b"Z":
-            parents.setdefault(int(stat[1]), []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
-
-
 class WorkerTree:
     """A real ``tacocat worker`` process (with its RQ workers), logging to a file."""
 
@@ -237,7 +196,7 @@ class WorkerTree:
 
     def worker_pids(self) -> list[int]:
         """The RQ worker processes (the supervisor's direct children)."""
-        return [p for p in children_of(self.proc.pid) if _ppid(p) == self.proc.pid]
+        return [p for p in children_of(self.proc.pid) if parent(p) == self.proc.pid]
 
     def wait_ready(self, timeout: float = 30) -> None:
         wait_for(lambda: len(self.worker_pids()) >= self.workers or self.proc.poll() is not None,
@@ -258,14 +217,6 @@ class WorkerTree:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self._log.close()
-
-
-def _ppid(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[1])
-    except OSError:
-        return -1
 
 
 @dataclass

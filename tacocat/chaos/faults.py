@@ -1,0 +1,529 @@
+"""The faults: each plays a ladder on a :class:`~tacocat.chaos.cluster.Cluster`, injects
+its fault while matches run, waits for the ladder to finish and counts (:class:`Counts`).
+
+The promise checked is the arena's: every scheduled match recorded exactly once (``lost``
+and ``double_counted`` zero) and the leaderboard's game count equal to matches x games,
+whatever happened to the workers, the network or Redis.
+"""
+
+from __future__ import annotations
+
+import errno
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from tacocat.arena import Arena, User, VersionStatus
+from tacocat.arena._redis import text
+from tacocat.arena.recording import read_log
+from tacocat.worker.queue import worker_stats
+
+from .cluster import Cluster, WorkerHost
+from .procs import ChaosError, alive, children_of, cmdline, parent, signal_all, wait_for
+
+LADDER: Final = "chaos"
+Say = Callable[[str], None]
+
+
+def _bot(tag: str, delay: float) -> bytes:
+    """A greedy bot that takes ``delay`` seconds per decision (a match lasts long enough
+    for a fault to land inside it)."""
+    return (f"import time\n\nfrom tacocat.engine.bots import GreedyBot\n\n\n"
+            f"class Chaos(GreedyBot):\n    label = {tag!r}\n\n"
+            f"    def replace(self, obs):\n        time.sleep({delay})\n"
+            f"        return super().replace(obs)\n\n"
+            f"    def attack(self, obs):\n        time.sleep({delay})\n"
+            f"        return super().attack(obs)\n").encode()
+
+
+@dataclass(frozen=True)
+class LadderSpec:
+    bots: int = 3
+    games_per_pairing: int = 24
+    games_per_match: int = 8
+    delay: float = 0.002
+    """Seconds per bot decision: with the default, a match lasts about a second."""
+
+    @property
+    def matches(self) -> int:
+        pairs = self.bots * (self.bots - 1) // 2
+        return pairs * (self.games_per_pairing // self.games_per_match)
+
+    @property
+    def games(self) -> int:
+        return self.matches * self.games_per_match
+
+
+@dataclass
+class Counts:
+    """One fault's figures (the JSON line of ``tacocat bench chaos``)."""
+
+    fault: str
+    injections: int = 0
+    scheduled: int = 0
+    expected: int = 0
+    recorded: int = 0
+    duplicates_refused: int = 0
+    lost: int = 0
+    double_counted: int = 0
+    games_in_leaderboard: int = 0
+    games_expected: int = 0
+    recovery_seconds: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return (self.lost == 0 and self.double_counted == 0 and self.recorded == self.expected
+                and self.games_in_leaderboard == self.games_expected)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["recovery_seconds"] = [round(s, 2) for s in self.recovery_seconds]
+        data["recovery_max"] = round(max(self.recovery_seconds), 2) \
+            if self.recovery_seconds else None
+        data["seconds"] = round(self.seconds, 1)
+        return data
+
+
+class Ladder:
+    """The chaos ladder on a cluster: bots submitted and smoke-tested, then joined."""
+
+    def __init__(self, cluster: Cluster, spec: LadderSpec) -> None:
+        self.cluster = cluster
+        self.arena: Arena = cluster.arena
+        self.spec = spec
+        self.started = 0.0
+        self.duplicates_before = 0.0
+        self.tokens: list[str] = []
+
+    def start(self, *, timeout: float = 90) -> None:
+        arena = self.arena
+        # ``tacocat serve`` on the serve host made the admin already and saved its token.
+        token = arena.bootstrap_admin() or self.cluster.admin_token()
+        admin = arena.authenticate(token)
+        arena.create_ladder(admin, LADDER, games_per_pairing=self.spec.games_per_pairing,
+                            games_per_match=self.spec.games_per_match, decision_seconds=2.0)
+        users: list[User] = []
+        for i in range(self.spec.bots):
+            arena.create_user(admin, f"u{i}")
+            self.tokens.append(arena.create_token(admin, f"u{i}"))
+            users.append(arena.authenticate(self.tokens[-1]))
+        versions = [arena.submit_bot(user, "bot", "bot.py", _bot(f"b{i}", self.spec.delay)).id
+                    for i, user in enumerate(users)]
+
+        def decided() -> bool:
+            states = [arena.get_version(v) for v in versions]
+            rejected = [v for v in states if v.status is VersionStatus.REJECTED]
+            if rejected:
+                raise ChaosError(f"{rejected[0].id} was rejected: {rejected[0].reason}")
+            return all(v.status is VersionStatus.ACTIVE for v in states)
+
+        wait_for(decided, timeout, "the smoke tests", interval=0.1)
+        self.duplicates_before = worker_stats(self.cluster.redis).get("duplicates", 0.0)
+        self.started = time.monotonic()
+        for user in users:
+            arena.join_ladder(user, "bot", LADDER)
+
+    def recorded(self) -> int:
+        return int(self.cluster.redis.hget(self.arena.keys.counters(LADDER), "results") or 0)
+
+    def done(self) -> bool:
+        return self.recorded() >= self.spec.matches and \
+            self.arena.ladder_status(LADDER).matches_pending == 0
+
+    def wait_done(self, timeout: float) -> None:
+        try:
+            wait_for(self.done, timeout, f"the ladder's {self.spec.matches} matches",
+                     interval=0.1)
+        except ChaosError as exc:
+            raise ChaosError(f"{exc}; unrecorded: {self.diagnose()}") from None
+
+    def diagnose(self) -> list[dict[str, Any]]:
+        """The matches not yet recorded, with what RQ and the leases say of their jobs."""
+        from rq.job import Job  # noqa: PLC0415
+
+        from tacocat.worker.queue import MATCH_QUEUE, match_job_id  # noqa: PLC0415
+
+        redis, keys = self.cluster.redis, self.arena.keys
+        queued = {text(m) for m in redis.lrange(f"rq:queue:{MATCH_QUEUE}", 0, -1)}
+        leases = self.cluster.leases()
+        found = []
+        for raw in redis.zrange(keys.pending(LADDER), 0, -1):
+            match = text(raw)
+            job = match_job_id(match)
+            status = redis.hget(Job.key_for(job), "status")
+            found.append({"match": match, "job_status": text(status) if status else None,
+                          "in_queue": job in queued, "lease": leases.get(match)})
+        return found
+
+    def wait_recorded(self, matches: list[str], timeout: float) -> float:
+        """Wait until every one of ``matches`` is recorded; returns when (wall clock)."""
+        return wait_for(lambda: recorded_at(self, matches), timeout,
+                        f"matches {matches} to be recorded")
+
+    def counts(self, fault: str) -> Counts:
+        """Count what the arena holds now (call after :meth:`wait_done`, or after a deadline:
+        whatever is missing then counts as lost)."""
+        redis, keys, spec = self.cluster.redis, self.arena.keys, self.spec
+        log = read_log(redis, keys, LADDER)
+        distinct = {e.match for e in log}
+        status = self.arena.ladder_status(LADDER)
+        board = self.arena.leaderboard(LADDER)
+        in_board = sum(s.games for s in board.standings) // 2
+        recorded_flags = sum(
+            1 for m in distinct if redis.hget(keys.match(LADDER, m), "status") == b"recorded")
+        # Counted twice: a match in the results log more than once, or counters that add up
+        # to more than the distinct matches behind them.
+        double = (len(log) - len(distinct)) + max(0, status.matches_recorded - len(distinct)) \
+            + max(0, sum(s.matches for s in board.standings) // 2 - len(distinct))
+        return Counts(
+            fault=fault, scheduled=status.matches_scheduled, expected=spec.matches,
+            recorded=recorded_flags,
+            duplicates_refused=int(worker_stats(redis).get("duplicates", 0.0)
+                                   - self.duplicates_before),
+            lost=max(0, spec.matches - len(distinct)), double_counted=double,
+            games_in_leaderboard=in_board, games_expected=spec.games,
+            seconds=time.monotonic() - self.started)
+
+
+# -- the faults ----------------------------------------------------------------------------------
+
+
+def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Random, say: Say,
+                 *, timeout: float = 600) -> Counts:
+    """Fault 1: SIGKILL a random supervisor, RQ worker or work horse ``kills`` times at
+    random moments; a killed supervisor is started again (as systemd would), the others are
+    restarted by their parents. Recovery: from a kill to the victim's matches recorded."""
+    counts_by_role = {"supervisor": 0, "rq_worker": 0, "horse": 0}
+    victims: list[tuple[float, list[str]]] = []
+    done_kills = 0
+    while done_kills < kills and not ladder.done():
+        time.sleep(rng.uniform(0.2, 1.2))
+        host = cluster.workers[rng.choice(sorted(cluster.workers))]
+        if host.supervisor is None:
+            cluster.start_worker(host.host)
+            continue
+        roles = {"supervisor": [host.supervisor], "rq_worker": host.rq_workers(),
+                 "horse": host.horses()}
+        role = rng.choice([r for r, pids in roles.items() if pids])
+        victim = rng.choice(roles[role])
+        rq = host.rq_workers() if role == "supervisor" else \
+            [victim] if role == "rq_worker" else [parent(victim)]
+        matches = cluster.matches_of(rq)
+        signal_all([victim], signal.SIGKILL)
+        at = time.time()
+        done_kills += 1
+        counts_by_role[role] += 1
+        say(f"kill {done_kills}/{kills}: {role} {victim} on {host.host}"
+            + (f" (running {', '.join(matches)})" if matches else " (idle)"))
+        if role == "supervisor":
+            wait_for(lambda h=host: h.proc is not None and h.proc.poll() is not None, 10,  # type: ignore[misc]
+                     "the killed supervisor to be reaped")
+            cluster.start_worker(host.host)
+        if matches:
+            victims.append((at, matches))
+    ladder.wait_done(timeout)
+    recoveries = [when - at for at, matches in victims
+                  if (when := recorded_at(ladder, matches)) is not None]
+    counts = ladder.counts("kill")
+    counts.injections = done_kills
+    counts.recovery_seconds = recoveries
+    counts.notes = {"by_role": counts_by_role,
+                    "supervisor_starts": {h.host: h.starts for h in cluster.workers.values()}}
+    return counts
+
+
+def recorded_at(ladder: Ladder, matches: list[str]) -> float | None:
+    """When the last of ``matches`` was recorded (the arena's wall clock), None if one is not
+    recorded yet."""
+    keys, redis = ladder.arena.keys, ladder.cluster.redis
+    times = [redis.hget(keys.match(LADDER, m), "recorded_at") for m in matches]
+    return None if any(t is None for t in times) else max(float(t) for t in times)  # type: ignore[arg-type]
+
+
+def _busy_worker(cluster: Cluster, timeout: float = 60) -> tuple[WorkerHost, list[str]]:
+    """A worker host that is not the dispatcher, once its match's games are under way (both
+    bots up): (host, its matches).
+
+    Not the dispatcher: a stalled dispatcher also stalls the orphan sweep until its lock's
+    TTL runs out, which is a different, slower fault than the one under test."""
+    def busy() -> tuple[WorkerHost, list[str]] | None:
+        chief = cluster.dispatcher_host()
+        for host in cluster.workers.values():
+            bots = [p for h in host.horses() for p in children_of(h)
+                    if "tacocat.sdk.host" in cmdline(p)]
+            if host.host != chief and len(bots) >= 2 \
+                    and (matches := cluster.matches_of(host.rq_workers())):
+                return host, matches
+        return None
+    return wait_for(busy, timeout, "a busy worker host that is not the dispatcher")
+
+
+def _rq_jobs_done(cluster: Cluster, rq_pid: int) -> int:
+    """How many jobs the RQ worker process ``rq_pid`` finished, as RQ counts them."""
+    from rq import Worker  # noqa: PLC0415
+
+    for worker in Worker.all(connection=cluster.redis):
+        if f"-{rq_pid}-" in worker.name:
+            return int(worker.successful_job_count) + int(worker.failed_job_count)
+    return -1
+
+
+def _stall(cluster: Cluster, ladder: Ladder, fault: str, seconds: float, say: Say,
+           begin: Callable[[WorkerHost], None], end: Callable[[WorkerHost], None],
+           timeout: float) -> Counts:
+    """Faults 2 and 3: stall a busy worker host for ``seconds`` (longer than the lease),
+    then let it go on. Its match is re-enqueued and recorded once: by the re-run elsewhere
+    (the stalled run's late result is then refused) or, if the stalled run finished first,
+    by it (the re-run is then skipped or refused). The stalled worker goes on by itself:
+    same processes, and it finishes its run."""
+    host, matches = _busy_worker(cluster)
+    rq = host.rq_workers()
+    tree = host.tree()
+    jobs_before = {pid: _rq_jobs_done(cluster, pid) for pid in rq}
+    began = time.time()
+    begin(host)
+    say(f"{fault}: {host.host} stalled for {seconds:.1f} s while running {', '.join(matches)}")
+    time.sleep(seconds)
+    end(host)
+    say(f"{fault}: {host.host} going on")
+    recovered = ladder.wait_recorded(matches, timeout)
+    wait_for(lambda: all(_rq_jobs_done(cluster, p) > jobs_before[p] for p in rq), timeout,
+             f"the stalled worker on {host.host} to finish its run")
+    ladder.wait_done(timeout)
+    stalled_won = [m for m in matches if any(
+        f"-{pid}-" in (ladder.arena.get_match(m).result.worker  # type: ignore[union-attr]
+                       ) for pid in rq)]
+    counts = ladder.counts(fault)
+    counts.injections = 1
+    # From the stall to the match recorded (by whichever run): how long it was held up.
+    counts.recovery_seconds = [recovered - began]
+    logs = "".join(h.text for h in cluster.workers.values())
+    counts.notes = {
+        "host": host.host, "matches": matches, "stall_seconds": seconds,
+        "recorded_by": "stalled worker" if stalled_won else "another worker",
+        "requeued": all(any("re-enqueued" in line and m in line for line in logs.splitlines())
+                        for m in matches),
+        "same_processes": all(alive(p) for p in tree if p in (host.supervisor, *rq)),
+        "restarts": host.starts - 1, "exited_lines": host.text.count("exited with"),
+        "duplicate_lines": sum(line.count("duplicate ") for line in logs.splitlines()
+                               if any(m in line for m in matches)),
+    }
+    return counts
+
+
+def pause_worker(cluster: Cluster, ladder: Ladder, say: Say, *, factor: float = 3.0,
+                 timeout: float = 120) -> Counts:
+    """Fault 3: SIGSTOP a busy worker host's whole tree (supervisor, RQ worker, horse, bots:
+    a paused VM) for ``factor`` x the lease, then SIGCONT it."""
+    stopped: list[int] = []
+
+    def begin(host: WorkerHost) -> None:
+        for _ in range(2):  # again, for a child forked between listing and stopping
+            fresh = [p for p in host.tree() if p not in stopped]
+            signal_all(fresh, signal.SIGSTOP)
+            stopped.extend(fresh)
+
+    def end(host: WorkerHost) -> None:
+        signal_all(list(reversed(stopped)), signal.SIGCONT)
+
+    return _stall(cluster, ladder, "pause", factor * cluster.settings.lease, say, begin, end,
+                  timeout)
+
+
+def partition_worker(cluster: Cluster, ladder: Ladder, say: Say, *, factor: float = 2.5,
+                     timeout: float = 120) -> Counts:
+    """Fault 2: cut a busy worker host off the network for ``factor`` x the lease (its
+    packets vanish), then heal it."""
+    return _stall(cluster, ladder, "partition", factor * cluster.settings.lease, say,
+                  lambda host: cluster.net.partition(host.host),
+                  lambda host: cluster.net.heal(host.host), timeout)
+
+
+def kill_redis(cluster: Cluster, ladder: Ladder, say: Say, *, kills: int = 1,
+               down_seconds: float = 1.0, timeout: float = 180) -> Counts:
+    """Fault 4: SIGKILL Redis mid-ladder, start it again on the same data and port. Every
+    result the observer saw recorded before the kill must still be there after it."""
+    recoveries = []
+    lost_acknowledged = 0
+    for n in range(kills):
+        due = (n + 1) * ladder.spec.matches // (kills + 2)
+        wait_for(lambda d=due: ladder.recorded() >= d or ladder.done(),  # type: ignore[misc]
+                 timeout, "results before killing Redis")
+        if ladder.done():
+            break
+        seen = {e.match for e in read_log(cluster.redis, cluster.arena.keys, LADDER)}
+        cluster.valkey.kill()
+        say(f"redis kill {n + 1}/{kills}: {len(seen)} results acknowledged before it")
+        time.sleep(down_seconds)
+        cluster.valkey.start()
+        back = time.time()
+        after = {e.match for e in read_log(cluster.redis, cluster.arena.keys, LADDER)}
+        lost_acknowledged += len(seen - after)
+        count = len(after)
+        wait_for(lambda c=count: ladder.recorded() > c or ladder.done(), timeout,  # type: ignore[misc]
+                 "a result after the restart")
+        recoveries.append(time.time() - back)
+    ladder.wait_done(timeout)
+    counts = ladder.counts("redis_kill")
+    counts.injections = len(recoveries)
+    counts.recovery_seconds = recoveries
+    counts.lost += lost_acknowledged
+    counts.notes = {"acknowledged_lost": lost_acknowledged,
+                    "appendfsync": cluster.settings.appendfsync,
+                    "worker_restarts": sum(h.text.count("exited with")
+                                           for h in cluster.workers.values())}
+    return counts
+
+
+def fill_disk(cluster: Cluster, ladder: Ladder, say: Say, *, full_seconds: float = 6.0,
+              timeout: float = 180) -> Counts:
+    """Fault 5: fill Redis' data volume (a small tmpfs: ``ClusterSettings.redis_dir``) mid
+    ladder for ``full_seconds``, then free it. Redis refuses writes meanwhile; workers say
+    so and wait (no restarts), the server and the CLI say so; afterwards the ladder
+    resumes and nothing recorded before is lost."""
+    folder = cluster.settings.redis_dir
+    if folder is None:
+        raise ChaosError("the full-disk fault needs Redis on a small volume of its own: "
+                         "ClusterSettings(redis_dir=a tmpfs)")
+    wait_for(lambda: ladder.recorded() >= ladder.spec.matches // 3, timeout,
+             "results before filling the disk")
+    seen = {e.match for e in read_log(cluster.redis, cluster.arena.keys, LADDER)}
+    restarts_before = _restarts(cluster)
+    filler = folder / "filler"
+    _fill(filler)
+    began = time.time()
+    say(f"full disk: {folder} filled, {len(seen)} results recorded before")
+    refusal = wait_for(lambda: _log_line(cluster, "Redis refuses writes"), 30,
+                       "a worker to log that Redis refuses writes")
+    cli = _cli_write(cluster, ladder) if cluster.settings.serve else ""
+    time.sleep(max(0.0, full_seconds - (time.time() - began)))
+    restarts = _restarts(cluster) - restarts_before
+    recorded_full = ladder.recorded()
+    filler.unlink()
+    freed = time.time()
+    say(f"full disk: space back after {freed - began:.1f} s; {restarts} worker restarts")
+    wait_for(lambda: ladder.recorded() > recorded_full or ladder.done(), timeout,
+             "a result after space returned")
+    recovered = time.time()
+    ladder.wait_done(timeout)
+    after = {e.match for e in read_log(cluster.redis, cluster.arena.keys, LADDER)}
+    counts = ladder.counts("full_disk")
+    counts.injections = 1
+    counts.recovery_seconds = [recovered - freed]
+    counts.lost += len(seen - after)
+    server = next((line for line in cluster.serve_text.splitlines()
+                   if "refuses writes" in line), "")
+    counts.notes = {"full_seconds": round(freed - began, 1), "worker_restarts": restarts,
+                    "worker_log": refusal, "server_log": server, "cli": cli,
+                    "recorded_lost": len(seen - after)}
+    return counts
+
+
+def _fill(path: Path) -> None:
+    """Write zeros to ``path`` until its file system is full."""
+    chunk = bytes(1 << 16)
+    with path.open("wb") as f:
+        try:
+            while True:
+                f.write(chunk)
+                f.flush()
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+
+
+def _restarts(cluster: Cluster) -> int:
+    return sum(h.text.count("exited with") for h in cluster.workers.values())
+
+
+def _log_line(cluster: Cluster, needle: str) -> str | None:
+    for host in cluster.workers.values():
+        for line in host.text.splitlines():
+            if needle in line:
+                return line.strip()
+    return None
+
+
+def _cli_write(cluster: Cluster, ladder: Ladder) -> str:
+    """What ``tacocat submit`` (a write, through the server) prints while Redis refuses."""
+    source = cluster.folder / "late.py"
+    source.write_bytes(_bot("late", 0.0))
+    done = subprocess.run([sys.executable, "-m", "tacocat.cli", "submit", str(source),
+                           "--server", cluster.serve_target, "--token", ladder.tokens[0]],
+                          capture_output=True, text=True, timeout=60, check=False)
+    return f"exit {done.returncode}: {(done.stderr or done.stdout).strip()}"
+
+
+_LIVE_CLIENT: Final = """
+import sys, time
+from tacocat.engine.bots import GreedyBot
+from tacocat.sdk import connect
+
+class Slow(GreedyBot):
+    def duel(self, obs):
+        time.sleep(float(sys.argv[3]))
+        return super().duel(obs)
+
+try:
+    results = connect(Slow(), sys.argv[1], games=int(sys.argv[2]), timeout=60)
+    print(f"ok: {len(results)} games")
+except Exception as exc:
+    print(f"{type(exc).__name__}: {exc}")
+"""
+
+
+def _live_client(cluster: Cluster, games: int, delay: float) -> subprocess.Popen[str]:
+    """A live bot (from the observer, over the bridge) playing ``games`` against a house
+    bot through the SDK's ``connect``; prints ``ok: N games`` or the error it got."""
+    return subprocess.Popen([sys.executable, "-c", _LIVE_CLIENT, cluster.serve_target,
+                             str(games), str(delay)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+
+
+def _outcome(client: subprocess.Popen[str], timeout: float = 90) -> str:
+    out, _ = client.communicate(timeout=timeout)
+    lines = [line for line in out.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else f"no output (exit {client.returncode})"
+
+
+def restart_serve(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float = 180) -> Counts:
+    """Fault 7: restart ``tacocat serve`` mid-ladder while a live client plays through it.
+    The workers do not notice (same processes, no errors); the live client gets a clear
+    status; a client that connects while the server is down is told why; one that connects
+    after the restart plays."""
+    if cluster.serve_proc is None:
+        raise ChaosError("the serve fault needs the serve host: ClusterSettings(serve=True)")
+    wait_for(lambda: ladder.recorded() >= 1, timeout, "a first result")
+    trees = {h.host: h.tree()[:2] for h in cluster.workers.values()}
+    restarts_before = _restarts(cluster)
+    live = _live_client(cluster, games=200, delay=0.02)
+    time.sleep(2.5)  # the server logs no game starts: by now the client plays its first games
+    if live.poll() is not None:
+        raise ChaosError(f"the live client ended before the restart: {_outcome(live)}")
+    began = time.time()
+    cluster.stop_serve()
+    say(f"serve restart: stopped after {time.time() - began:.1f} s")
+    during = _outcome(live)
+    down = _outcome(_live_client(cluster, games=2, delay=0.0))
+    cluster.start_serve()
+    back = time.time()
+    after = _outcome(_live_client(cluster, games=2, delay=0.0))
+    say(f"serve restart: back after {back - began:.1f} s; live client: {during}")
+    ladder.wait_done(timeout)
+    counts = ladder.counts("serve_restart")
+    counts.injections = 1
+    counts.recovery_seconds = [back - began]
+    counts.notes = {
+        "live_during": during, "live_while_down": down, "live_after": after,
+        "workers_unaffected": _restarts(cluster) == restarts_before and all(
+            h.tree()[:2] == trees[h.host] for h in cluster.workers.values()),
+    }
+    return counts

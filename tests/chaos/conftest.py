@@ -1,0 +1,50 @@
+"""Fixtures of the chaos suite: ``cluster`` (an arena spread over network-namespace hosts,
+built fresh for each test and torn down whatever happened) and ``cluster_factory`` for a
+test that needs other settings (a serve host, Redis on a small tmpfs).
+
+The hosts need root. Where the machine cannot build them the fixtures fail, saying why:
+a skipped chaos suite would look like a passed one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tacocat.chaos.cluster import Cluster, ClusterSettings
+from tacocat.chaos.hosts import NETNS_PREFIX, check_support, wait_gone
+
+from ..worker.worker_helpers import SANDBOX
+
+ClusterFactory = Callable[..., Cluster]
+
+
+@pytest.fixture
+def cluster_factory(tmp_path: Path) -> Iterator[ClusterFactory]:
+    """Builds started clusters on demand (``ClusterSettings`` fields as keywords); all are
+    closed at teardown, and no namespace of this process may be left after that."""
+    check_support()  # NetworkError (not root, no ip/nsenter) fails the test loudly
+    made: list[Cluster] = []
+
+    def make(**settings: object) -> Cluster:
+        cluster = Cluster(tmp_path / f"cluster-{len(made)}",
+                          ClusterSettings(sandbox=SANDBOX, **settings))  # type: ignore[arg-type]
+        made.append(cluster)
+        cluster.start()
+        return cluster
+
+    try:
+        yield make
+    finally:
+        for cluster in made:
+            cluster.close()
+    assert wait_gone(f"{NETNS_PREFIX}{os.getpid()}-"), "chaos namespaces left behind"
+
+
+@pytest.fixture
+def cluster(cluster_factory: ClusterFactory) -> Cluster:
+    """Redis and two worker hosts, lease 3 s, dispatcher pass 1 s."""
+    return cluster_factory()

@@ -1,0 +1,55 @@
+"""Faults of the Redis host, on an arena spread over network-namespace hosts: Redis
+SIGKILLed mid-ladder and started again on its data; its data volume (a small tmpfs) filled
+mid-ladder, then freed. Nothing acknowledged is lost, nothing is counted twice, the workers
+say what is wrong and wait rather than crash in a loop, the ladder finishes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tacocat.chaos.cluster import Cluster
+from tacocat.chaos.faults import Counts, Ladder, LadderSpec, fill_disk, kill_redis
+from tacocat.chaos.hosts import tmpfs
+
+from .conftest import ClusterFactory
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _exactly_once(counts: Counts) -> None:
+    assert counts.lost == 0 and counts.double_counted == 0, counts
+    assert counts.recorded == counts.expected == counts.scheduled, counts
+    assert counts.games_in_leaderboard == counts.games_expected, counts
+
+
+def test_redis_killed_mid_ladder_keeps_every_acknowledged_result(cluster: Cluster) -> None:
+    ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=32, games_per_match=8))
+    ladder.start()
+
+    counts = kill_redis(cluster, ladder, lambda _: None, kills=2)
+
+    assert counts.injections == 2
+    assert counts.notes["acknowledged_lost"] == 0, counts
+    _exactly_once(counts)
+
+
+def test_a_full_redis_disk_is_reported_and_waited_out_then_the_ladder_resumes(
+        cluster_factory: ClusterFactory, tmp_path: Path) -> None:
+    with tmpfs(tmp_path, 16 * 1024) as volume:
+        cluster = cluster_factory(serve=True, redis_dir=volume)
+        ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=32, games_per_match=8))
+        ladder.start()
+
+        counts = fill_disk(cluster, ladder, lambda _: None, full_seconds=5.0)
+
+        cluster.close()  # before the volume goes
+    _exactly_once(counts)
+    notes = counts.notes
+    assert notes["recorded_lost"] == 0 and notes["worker_restarts"] == 0, counts
+    for where in ("worker_log", "server_log", "cli"):
+        assert "Redis refuses writes (MISCONF" in notes[where], (where, notes[where])
+        assert "free space on the Redis host" in notes[where], (where, notes[where])
+    assert notes["cli"].startswith("exit 1: tacocat submit: "), notes["cli"]
+    assert "not restarting" in notes["worker_log"]

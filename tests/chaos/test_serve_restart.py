@@ -1,0 +1,31 @@
+"""``tacocat serve`` restarted mid-ladder and during a live game, on its own host: the
+workers do not notice, the live client gets a clear status, a client that connects while
+the server is down is told why, and one that connects after the restart plays."""
+
+from __future__ import annotations
+
+import pytest
+
+from tacocat.chaos.faults import Ladder, LadderSpec, restart_serve
+
+from .conftest import ClusterFactory
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def test_restarting_serve_leaves_workers_alone_and_tells_live_clients_why(
+        cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(serve=True)
+    ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=24, games_per_match=8))
+    ladder.start()
+
+    counts = restart_serve(cluster, ladder, lambda _: None)
+
+    assert counts.ok, counts
+    notes = counts.notes
+    assert notes["workers_unaffected"], counts
+    assert notes["live_during"] == \
+        "RefereeError: referee refused (UNAVAILABLE): the referee is shutting down", notes
+    assert notes["live_while_down"].startswith("ConnectionLostError: "), notes
+    assert "Connection refused" in notes["live_while_down"], notes
+    assert notes["live_after"] == "ok: 2 games", notes

@@ -1,0 +1,69 @@
+"""Faults of worker hosts, each on an arena spread over network-namespace hosts: workers
+SIGKILLed at random moments, a worker paused past its lease, a worker cut off the network
+past its lease. Every scheduled match is recorded exactly once; the leaderboard's game
+count is matches x games; a stalled worker goes on by itself."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from tacocat.chaos.cluster import Cluster
+from tacocat.chaos.faults import (
+    Counts,
+    Ladder,
+    LadderSpec,
+    kill_workers,
+    partition_worker,
+    pause_worker,
+)
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _exactly_once(counts: Counts) -> None:
+    assert counts.lost == 0 and counts.double_counted == 0, counts
+    assert counts.recorded == counts.expected == counts.scheduled, counts
+    assert counts.games_in_leaderboard == counts.games_expected, counts
+
+
+def test_ten_kills_of_random_worker_processes_lose_and_double_count_nothing(
+        cluster: Cluster) -> None:
+    ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=32, games_per_match=8))
+    ladder.start()
+
+    counts = kill_workers(cluster, ladder, 10, random.Random(11), lambda _: None, timeout=120)
+
+    assert counts.injections == 10
+    _exactly_once(counts)
+    assert all(seconds < 60 for seconds in counts.recovery_seconds), counts
+    restarted = sum(h.text.count("exited with SIGKILL; restarting") for h in
+                    cluster.workers.values())
+    assert restarted >= counts.notes["by_role"]["rq_worker"]
+
+
+def _recovered_by_itself(counts: Counts) -> None:
+    notes = counts.notes
+    assert notes["requeued"], counts  # the lease ran out: the match was handed out again
+    assert notes["same_processes"] and notes["restarts"] == 0, counts
+    assert notes["exited_lines"] == 0, counts
+    if notes["recorded_by"] == "another worker":
+        # The stalled run's late result came after the re-run's: refused.
+        assert counts.duplicates_refused >= 1 and notes["duplicate_lines"] >= 1, counts
+
+
+@pytest.mark.parametrize("stall", [pause_worker, partition_worker], ids=["pause", "partition"])
+def test_a_worker_stalled_for_three_leases_is_rerun_and_recorded_once_and_goes_on_by_itself(
+        cluster: Cluster, stall: Callable[..., Counts]) -> None:
+    """SIGSTOP of the whole worker host (a paused VM), or its port on the bridge down (its
+    packets vanish), for three leases; then SIGCONT, or the port up again."""
+    ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=24, games_per_match=12))
+    ladder.start()
+
+    counts = stall(cluster, ladder, lambda _: None, factor=3.0)
+
+    _exactly_once(counts)
+    _recovered_by_itself(counts)
+    assert counts.notes["stall_seconds"] == pytest.approx(3 * cluster.settings.lease)
