@@ -100,7 +100,8 @@ class BotSession:
             self.finished = True
             self.end_detail = msg.match_end.detail
         elif kind == "error":
-            code, text = _codec.error_code_name(msg.error.code), msg.error.message
+            code = _codec.error_code_name(msg.error.code)
+            text = _without_code(code, msg.error.message)
             if msg.error.fatal:
                 raise RefereeError(code, text)
             self.errors.append((code, text))
@@ -162,3 +163,13 @@ class BotSession:
             log.exception("on_round_end/on_game_end raised")
         self.results.append(GameResult(result.game, self._seat, self._opponent, outcome,
                                        self._history))
+
+
+def _without_code(code: str, message: str) -> str:
+    """The referee's text without a leading repeat of its code: a forfeit's message starts
+    with the fault (``illegal_action: ...``), which the code (``ILLEGAL_ACTION``) already
+    says, and ``ILLEGAL_ACTION: illegal_action: ...`` reads as a stutter."""
+    head, sep, rest = message.partition(":")
+    if sep and head.strip().lower() == code.lower():
+        return rest.strip() or message
+    return message

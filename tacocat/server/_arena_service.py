@@ -31,6 +31,7 @@ from tacocat.arena import (
     AlreadyExists,
     Arena,
     ArenaError,
+    DuplicateSubmission,
     InvalidArgument,
     LadderStatus,
     Leaderboard,
@@ -70,6 +71,8 @@ _Q = TypeVar("_Q")
 
 REQUEST_MARGIN: Final = 64 * 1024
 """Room in the largest accepted request for the fields around an upload at the limit."""
+OVERSIZE_FACTOR: Final = 4
+"""Uploads up to this many times the limit still reach the arena's readable refusal."""
 MAX_LIST_MATCHES: Final = 1000
 MAX_DETAILS: Final = 1000
 """Longest status message sent (messages quote what the caller sent, which may be huge)."""
@@ -115,7 +118,10 @@ class ArenaService(apb_grpc.ArenaServicer):
         self.arena = arena
         self.web_url = web_url
         self.referee = referee
-        self.max_request_bytes = arena.limits.max_upload_bytes + REQUEST_MARGIN
+        # gRPC refuses a larger message before any handler runs, with its own terse text;
+        # up to OVERSIZE_FACTOR times the limit, the arena refuses it with the message the CLI
+        # gives (a raw gRPC client sees the same words).
+        self.max_request_bytes = arena.limits.max_upload_bytes * OVERSIZE_FACTOR + REQUEST_MARGIN
         self.max_response_bytes = MAX_ARENA_RESPONSE
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="arena")
         self.feeds = Feeds(arena, self._fetch_update, debounce=watch_debounce,
@@ -244,8 +250,17 @@ class ArenaService(apb_grpc.ArenaServicer):
         actor = await self.actor(context)
         if request.ladder:  # refuse an unknown ladder before storing anything
             await self.run(self.arena.get_ladder, request.ladder)
-        version = await self.run(self.arena.submit_bot, actor, request.bot, request.filename,
-                                 request.data)
+        try:
+            version = await self.run(self.arena.submit_bot, actor, request.bot,
+                                     request.filename, request.data)
+        except DuplicateSubmission as exc:
+            if not request.ladder:
+                raise
+            name = exc.version.partition("/")[2].rpartition("@")[0]
+            raise AlreadyExists(
+                f"{request.filename} is already {exc.version}; add it to this ladder with "
+                f"`tacocat ladder join {request.ladder} {name}` (to submit a new version, "
+                "change the code)") from None
         reply = apb.SubmitBotResponse(version=version_to_pb(version))
         if request.ladder:
             try:

@@ -108,7 +108,8 @@ def ladder_json(ladder: Ladder) -> dict[str, Any]:
 
 
 def status_json(status: LadderStatus) -> dict[str, Any]:
-    return {**asdict(status), "complete": status.complete}
+    return {**asdict(status), "complete": status.complete,
+            "waiting_for_opponents": status.waiting_for_opponents}
 
 
 def ranked(board: Leaderboard) -> list[tuple[int | None, Standing]]:

@@ -45,12 +45,13 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
         cards = []
         for item in ladders:
             lad, st = item.ladder, item.status
-            state = ("complete" if st.complete else
+            state = ("waiting for opponents" if st.waiting_for_opponents else
+                     "complete" if st.complete else
                      "running" if st.matches_pending else "waiting")
             cards.append(tag(
                 "li",
                 tag("h2", tag("a", lad.name, href=ladder_url(lad.name))),
-                tag("span", state, class_=f"badge {state}"),
+                tag("span", state, class_=f"badge {state.split(maxsplit=1)[0]}"),
                 tag("dl", *(
                     tag("div", tag("dt", k), tag("dd", v)) for k, v in (
                         ("Bots", f"{st.entries}"), ("Playing", f"{st.playing}"),
