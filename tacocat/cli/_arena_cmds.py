@@ -10,6 +10,7 @@ server on this machine, the admin token that ``tacocat serve``/``tacocat up`` sa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Final
 from tacocat.engine import EngineError, Ruleset
 from tacocat.sdk import DEFAULT_ADDRESS, SdkError, Tls
 from tacocat.sdk.arena import (
+    AlreadyExistsError,
     ArenaClient,
     AuthError,
     LadderStatus,
@@ -236,10 +238,12 @@ def _add_ladder(sub: Sub) -> None:
     create = _command(actions, "create", "create a ladder (admins)", """\
 Create a ladder (admins only). Every pairing of its bots plays --games-per-pairing games,
 in matches of --games-per-match games (even: duplicate pairs, seats swapped), with
---decision-seconds per decision.
+--decision-seconds per decision. The house bots join it as baseline opponents (they play
+once a worker has smoke-tested them), unless --no-house.
 
 examples:
   tacocat ladder create main
+  tacocat ladder create private --no-house
   tacocat ladder create blitz --games-per-pairing 40 --games-per-match 10 \\
       --decision-seconds 0.2 --ruleset short.toml
 """, _ladder_create)
@@ -252,6 +256,10 @@ examples:
                         help="time limit per decision (default 1)")
     create.add_argument("--ruleset", type=Path, metavar="FILE",
                         help="ruleset .toml or .json (default: the standard rules)")
+    create.add_argument("--no-house", action="store_true",
+                        help="no house bots: by default the house bots (random, greedy, "
+                             "strong; bots of the user `house`) join as baseline opponents, "
+                             "so a first bot has someone to play and gets a rating")
     join = _command(actions, "join", "enter a bot in a ladder", """\
 Enter a bot in a ladder (its owner, or an admin). Its newest active version plays; a newer
 version replaces it once active.
@@ -288,9 +296,27 @@ def _ladder_create(args: argparse.Namespace, client: ArenaClient) -> int:
                                   games_per_match=args.games_per_match,
                                   decision_seconds=args.decision_seconds)
     print(f"created ladder {ladder.name}: {ladder.games_per_pairing} games per pairing in "
-          f"{ladder.rounds} matches of {ladder.games_per_match}, "
+          f"{plural(ladder.rounds, 'match', 'matches')} of {ladder.games_per_match}, "
           f"{ladder.decision_seconds:g} s per decision, rules {ladder.ruleset.name!r}")
+    if not args.no_house:
+        add_house_bots(client, ladder.name, client_tls(args))
     return 0
+
+
+def add_house_bots(admin: ArenaClient, ladder: str, tls: Tls | None) -> list[str]:
+    """Enter the house bots in ``ladder`` as the user ``house`` (created if missing), the
+    way `tacocat up` does, through a token made for this and revoked right after."""
+    # Imported here: _up imports this module for its output helpers.
+    from ._up import HOUSE_USER, submit_house_bots  # noqa: PLC0415
+
+    with contextlib.suppress(AlreadyExistsError):
+        admin.create_user(HOUSE_USER)
+    made = admin.create_token(HOUSE_USER, label=f"house bots for ladder {ladder}")
+    try:
+        with ArenaClient(admin.address, made.token, tls=tls) as house:
+            return submit_house_bots(house, ladder)
+    finally:
+        admin.revoke_token(made.info.id, HOUSE_USER)
 
 
 def _ladder_join(args: argparse.Namespace, client: ArenaClient) -> int:

@@ -128,14 +128,42 @@ def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
     refused = served.run("ladder", "create", "main", token=alice)
     assert refused.returncode == 1 and "only admins may create ladders" in refused.stderr
     created = served.run("ladder", "create", "main", "--games-per-pairing", "4",
-                         "--games-per-match", "2", token=admin)
+                         "--games-per-match", "2", "--no-house", token=admin)
     assert created.returncode == 0, created.stderr
     assert "4 games per pairing in 2 matches of 2" in created.stdout
+    assert "house" not in created.stdout
 
     submitted = served.run("submit", str(bot), "--ladder", "main", token=alice)
     assert submitted.returncode == 0, submitted.stderr
-    assert "submitted alice/mybot@1" in submitted.stdout and "joined ladder main" in \
-        submitted.stdout
+    assert "submitted alice/mybot@1" in submitted.stdout
+    # Not "joined": the smoke game may still reject it.
+    assert "joined" not in submitted.stdout
+    assert "plays in ladder main once its smoke game passes" in submitted.stdout
+    # One bot alone: waiting, never "complete", and no "games 0/0 (100%)".
+    lonely = served.run("ladder", "status", "main")
+    assert "1 bot (0 playing) · waiting for opponents" in lonely.stdout, lonely.stdout
+    assert "complete" not in lonely.stdout and "0/0" not in lonely.stdout
+
+    # The same file for a second ladder: refused, saying how to enter the bot there.
+    served.run("ladder", "create", "second", "--no-house", token=admin)
+    again = served.run("submit", str(bot), "--ladder", "second", token=alice)
+    assert again.returncode == 1
+    assert ("mybot.py is already alice/mybot@1; add it to this ladder with `tacocat ladder "
+            "join second mybot`") in again.stderr, again.stderr
+    assert "joined" not in again.stdout
+    joined = served.run("ladder", "join", "second", "mybot", token=alice)
+    assert joined.returncode == 0 and "alice/mybot joined ladder second" in joined.stdout
+
+    # By default a new ladder gets the house bots as baseline opponents.
+    housed = served.run("ladder", "create", "housed", token=admin)
+    assert housed.returncode == 0, housed.stderr
+    assert re.search(r"house bots: house/random@\d+, house/greedy@\d+, house/strong@\d+",
+                     housed.stdout), housed.stdout
+    status = served.run("ladder", "status", "housed")
+    assert "3 bots (0 playing) · waiting for opponents" in status.stdout, status.stdout
+    # ... through a token made for it and revoked at once.
+    tokens = served.run("token", "list", "--user", "house", token=admin)
+    assert tokens.returncode == 0 and "house bots for ladder" not in tokens.stdout
     listed = served.run("bot", "list")
     assert re.search(r"mybot\s+alice\s+1\s+-", listed.stdout), listed.stdout
     versions = served.run("bot", "versions", "alice/mybot")
@@ -175,7 +203,9 @@ def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) ->
 
     board = served.run("leaderboard", "results")
     assert board.returncode == 0, board.stderr
-    assert "ladder results · 1 matches recorded" in board.stdout
+    assert "ladder results · 1 match recorded" in board.stdout  # not "1 matches"
+    assert "ranked by rating" in board.stdout and "live Elo: the running per-game" in \
+        board.stdout
     for header in ("#", "bot", "version", "owner", "rating", "95%", "Elo", "games", "W/T/L",
                    "forfeits"):
         assert header in board.stdout.splitlines()[1]
@@ -189,6 +219,9 @@ def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) ->
     shown = served.run("match", match_id, "--replays", str(tmp_path / "m.jsonl"))
     assert shown.returncode == 0, shown.stderr
     assert f"match {match_id}" in shown.stdout and "seed" in shown.stdout
+    numbers = [line.split()[0] for line in shown.stdout.splitlines()
+               if re.match(r"\s*\d+\s+[01]\s", line)]
+    assert numbers == ["1", "2"], shown.stdout  # games are numbered from 1, as on the web
     lines = (tmp_path / "m.jsonl").read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["players"]
     assert match_id in served.run("match", "--ladder", "results").stdout
