@@ -27,7 +27,18 @@ import redis as redis_py
 
 from tacocat.engine import GameRecord, Ruleset
 
-from . import bots, dispatch, ladders, matches, ratelimit, recording, scheduler, standings, users
+from . import (
+    bots,
+    dispatch,
+    ladders,
+    live,
+    matches,
+    ratelimit,
+    recording,
+    scheduler,
+    standings,
+    users,
+)
 from ._redis import Clock, Redis, check_client, default_clock
 from .errors import InvalidArgument, NotFound, PermissionDenied, RateLimited, RedisUnavailable
 from .keys import DEFAULT_PREFIX, Keys
@@ -418,6 +429,33 @@ class Arena:
         """Replay the results log into live Elo and compare (``store``: repair)."""
         ladders.get_ladder(self.redis, self.keys, ladder)
         return recording.recompute_ratings(self.redis, self.keys, ladder, store=store)
+
+    # -- matches being played now (see tacocat.arena.live) ------------------------------------
+
+    def start_live(self, match: Match, worker: str = "") -> None:
+        """``match`` starts playing (the worker says so, for people watching)."""
+        live.start_live(self.redis, self.keys, match.ladder, match.id, a=match.a, b=match.b,
+                        total=match.games, worker=worker, clock=self.clock)
+
+    def add_live_game(self, match: Match, record: GameRecord) -> None:
+        live.add_live_game(self.redis, self.keys, match.ladder, match.id, record)
+
+    def end_live(self, match: Match) -> None:
+        live.end_live(self.redis, self.keys, match.ladder, match.id)
+
+    def live_matches(self, ladder: str) -> list[live.LiveMatch]:
+        """The ladder's matches being played now, oldest first."""
+        return live.live_matches(self.redis, self.keys, check_name("ladder", ladder),
+                                 clock=self.clock)
+
+    def live_match(self, match_id: str) -> tuple[Match, live.LiveMatch | None]:
+        """A match, and how far it got if it is being played now."""
+        match = self.get_match(match_id)
+        return match, live.live_match(self.redis, self.keys, match.ladder, match.id)
+
+    def live_games(self, match: Match, start: int = 0) -> list[GameRecord]:
+        """The finished games of a match being played, from game ``start`` (0-based) on."""
+        return live.live_games(self.redis, self.keys, match.ladder, match.id, start)
 
     def events_channel(self, ladder: str) -> str:
         """The pub/sub channel of the ladder's change events (JSON messages, see

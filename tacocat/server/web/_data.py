@@ -79,7 +79,9 @@ def load_ladders(arena: Arena) -> list[LadderSummary]:
     out = []
     for lad in ladders:
         board = arena.leaderboard(lad.name)
-        leaders = tuple(s for s in board.standings if s.rating is not None)[:LEADERS]
+        # Retired versions keep their results but are not "the leaders" any more.
+        leaders = tuple(s for s in board.standings
+                        if s.rating is not None and s.active)[:LEADERS]
         out.append(LadderSummary(lad, arena.ladder_status(lad.name), leaders))
     return out
 
