@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
                 desk.wait_for_selector("#live[data-state=live]")
                 desk.screenshot(path=str(out / "ladder.png"),
                                 clip={"x": 0, "y": 0, "width": 1280, "height": 1240})
-                desk.goto(f"{base}/matches/{match.id}?game={game}#step-{step}")
+                desk.goto(f"{base}/matches/{match.id}?game={game + 1}#step-{step}")
                 desk.wait_for_selector("#viewer[data-step]")
                 desk.locator("#viewer").screenshot(path=str(out / "replay.png"))
                 desk.goto(f"{base}/")
@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
                 phone.goto(f"{base}/ladders/main")
                 phone.wait_for_selector("#live[data-state=live]")
                 phone.screenshot(path=str(out / "ladder-phone.png"), full_page=False)
-                phone.goto(f"{base}/matches/{match.id}?game={game}#step-{step}")
+                phone.goto(f"{base}/matches/{match.id}?game={game + 1}#step-{step}")
                 phone.wait_for_selector("#viewer[data-step]")
                 phone.screenshot(path=str(out / "replay-phone.png"), full_page=False)
                 browser.close()

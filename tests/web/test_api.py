@@ -276,7 +276,7 @@ def test_pages_carry_no_inline_script(ladder: Ladder, redis_url: str) -> None:
     match = ladder.recorded()[0]
 
     async def check(client: TestClient[Any, Any]) -> None:
-        for path in ("/", "/ladders/main", f"/matches/{match.id}?game=1"):
+        for path in ("/", "/ladders/main", f"/matches/{match.id}?game=2"):
             text = await get_html(client, path)
             for script in re.findall(r"<script[^>]*>", text):
                 assert 'type="application/json"' in script or " src=" in script, script
@@ -298,13 +298,13 @@ def test_markup_in_names_is_escaped_in_html_and_kept_in_json(
         data = await get_json(client, "/api/ladders/main")
         row = next(r for r in data["standings"] if r["version"] == evil)
         assert row["name"] == HOSTILE and row["forfeits"] == {HOSTILE_FAULT: 1}
-        for path in ("/ladders/main", f"/matches/{match.id}?game=0"):
+        for path in ("/ladders/main", f"/matches/{match.id}?game=1"):
             text = await get_html(client, path)
             assert "<script>alert" not in text and "<img src=x" not in text
         page = await get_html(client, "/ladders/main")
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
         assert "&lt;img src=x onerror=alert(2)&gt;" in page
-        viewer = await get_html(client, f"/matches/{match.id}?game=0")
+        viewer = await get_html(client, f"/matches/{match.id}?game=1")
         assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e#0" in viewer
         game = await get_json(client, f"/api/matches/{match.id}/games/0")
         assert game["players"] == [f"{HOSTILE}#0", HOSTILE_FAULT]
@@ -338,7 +338,8 @@ def test_event_stream_sends_an_update_per_recorded_match(
         first = await asyncio.wait_for(next_event(response.content), 5)
         version = first["version"]
         assert first["event"] == "update" and first["id"] == str(version)
-        assert set(first["html"]) == {"status", "standings", "chart", "crosstable", "recent"}
+        assert set(first["html"]) == {"status", "live", "standings", "chart", "crosstable",
+                                  "recent"}
         match = await asyncio.to_thread(ladder.record_next)
         while True:
             update = await asyncio.wait_for(next_event(response.content), 5)

@@ -78,7 +78,8 @@ def chart_fragment(snap: LadderSnapshot) -> str:
         coords = " ".join(f"{px(s)},{py(e)}" for s, e in lines[version])
         last_s, last_e = lines[version][-1]
         parts.append(
-            f'<g class="series s{i}{_dashed(i)}" data-series="{i}"><title>{esc(version)}: {fmt_int(last_e)}</title>'
+            f'<g class="series s{i}{_dashed(i)}" data-series="{i}">'
+            f"<title>{esc(version)}: {fmt_int(last_e)}</title>"
             f'<polyline points="{coords}"/>'
             f'<circle cx="{px(last_s)}" cy="{py(last_e)}" r="3"/></g>')
     label = (f"Live Elo over the ladder's {history.version:,} recorded matches for the "
@@ -90,7 +91,8 @@ def chart_fragment(snap: LadderSnapshot) -> str:
         + f'<text class="axis" x="{width - right}" y="{height - 2}" text-anchor="end">'
           "matches recorded</text></svg>"
     )
-    legend = tag("ul", *(tag("li", tag("span", "", class_=f"swatch s{i}{_dashed(i)}", aria_hidden="true"),
+    legend = tag("ul", *(tag("li", tag("span", "", class_=f"swatch s{i}{_dashed(i)}",
+                                       aria_hidden="true"),
                                 tag("span", version_label(v)),
                                 tag("span", fmt_int(lines[v][-1][1]), class_="muted"))
                          for i, v in enumerate(order)), class_="legend")

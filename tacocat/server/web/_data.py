@@ -22,6 +22,7 @@ from tacocat.arena import (
     Standing,
 )
 from tacocat.arena.history import RatingHistory, rating_history
+from tacocat.arena.live import LiveMatch
 from tacocat.arena.results import SIDES
 from tacocat.engine import GameRecord
 
@@ -64,6 +65,8 @@ class LadderSnapshot:
     board: Leaderboard
     recent: tuple[LogEntry, ...]
     history: RatingHistory
+    live: tuple[LiveMatch, ...] = ()
+    """Matches being played now."""
 
     @property
     def version(self) -> int:
@@ -93,7 +96,8 @@ def load_ladder(arena: Arena, name: str, *, recent: int = RECENT_MATCHES) -> Lad
     status = arena.ladder_status(name)
     log = arena.recent_matches(name, recent)
     history = rating_history(arena.redis, arena.keys, name)
-    return LadderSnapshot(ladder, status, board, tuple(log), history)
+    return LadderSnapshot(ladder, status, board, tuple(log), history,
+                          tuple(arena.live_matches(name)))
 
 
 def ladder_json(ladder: Ladder) -> dict[str, Any]:

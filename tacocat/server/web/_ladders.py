@@ -35,6 +35,7 @@ from ._layout import (
     progress,
     version_label,
 )
+from ._live_now import live_fragment
 
 
 def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
@@ -82,12 +83,13 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
 # -- the ladder page ------------------------------------------------------------------------
 
 
-FRAGMENTS = ("status", "standings", "chart", "crosstable", "recent")
+FRAGMENTS = ("status", "live", "standings", "chart", "crosstable", "recent")
 
 
 def ladder_fragments(snap: LadderSnapshot) -> dict[str, str]:
     return {
         "status": status_fragment(snap),
+        "live": live_fragment(snap.live),
         "standings": standings_fragment(snap),
         "chart": chart_fragment(snap),
         "crosstable": crosstable_fragment(snap),
@@ -124,6 +126,8 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
         header,
         tag("div", Html(frags["status"]), id="status", data_fragment="status",
             class_="status-strip"),
+        section("live", "Live now",
+                "Matches being played at this moment: open one to watch it game by game."),
         section("standings", "Standings",
                 "Rating: maximum-likelihood fit on the Elo scale; the bar is its 95% "
                 "interval. Elo: the live per-game rating. W/T/L count rated games."),

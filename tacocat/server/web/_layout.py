@@ -98,8 +98,14 @@ def ladder_url(name: str) -> str:
 
 
 def match_url(match_id: str, game: int | None = None) -> str:
+    """The match page; with ``game`` (0-based index), its replay of that game. URLs, pages
+    and the CLI number games from 1: ``?game=1`` is the first."""
     base = f"/matches/{quote(match_id, safe='')}"
-    return base if game is None else f"{base}?game={game}#viewer"
+    return base if game is None else f"{base}?game={game + 1}#viewer"
+
+
+def live_url(match_id: str) -> str:
+    return f"/live/{quote(match_id, safe='')}"
 
 
 def breadcrumbs(*items: tuple[str, str | None]) -> Html:

@@ -8,7 +8,8 @@ how they are split.
 from __future__ import annotations
 
 from ._ladders import home_page, ladder_fragments, ladder_page
-from ._layout import Static, error_page, ladder_url
+from ._layout import Static, error_page, ladder_url, match_url
+from ._live_now import live_banner
 from ._match_page import match_page
 
 __all__ = [
@@ -18,5 +19,7 @@ __all__ = [
     "ladder_fragments",
     "ladder_page",
     "ladder_url",
+    "live_banner",
     "match_page",
+    "match_url",
 ]
