@@ -338,7 +338,7 @@ def test_event_stream_sends_an_update_per_recorded_match(
         first = await asyncio.wait_for(next_event(response.content), 5)
         version = first["version"]
         assert first["event"] == "update" and first["id"] == str(version)
-        assert set(first["html"]) == {"status", "live", "standings", "chart", "crosstable",
+        assert set(first["html"]) == {"status", "livenow", "standings", "chart", "crosstable",
                                   "recent"}
         match = await asyncio.to_thread(ladder.record_next)
         while True:

@@ -25,6 +25,7 @@ from ._html import Html, attrs, join, tag
 from ._layout import (
     Page,
     Static,
+    bot_link,
     breadcrumbs,
     fmt_int,
     fmt_pct,
@@ -83,13 +84,13 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
 # -- the ladder page ------------------------------------------------------------------------
 
 
-FRAGMENTS = ("status", "live", "standings", "chart", "crosstable", "recent")
+FRAGMENTS = ("status", "livenow", "standings", "chart", "crosstable", "recent")
 
 
 def ladder_fragments(snap: LadderSnapshot) -> dict[str, str]:
     return {
         "status": status_fragment(snap),
-        "live": live_fragment(snap.live),
+        "livenow": live_fragment(snap.live),
         "standings": standings_fragment(snap),
         "chart": chart_fragment(snap),
         "crosstable": crosstable_fragment(snap),
@@ -126,7 +127,7 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
         header,
         tag("div", Html(frags["status"]), id="status", data_fragment="status",
             class_="status-strip"),
-        section("live", "Live now",
+        section("livenow", "Live now",
                 "Matches being played at this moment: open one to watch it game by game."),
         section("standings", "Standings",
                 "Rating: maximum-likelihood fit on the Elo scale; the bar is its 95% "
@@ -277,10 +278,10 @@ def recent_fragment(recent: Sequence[LogEntry]) -> str:
             tag("td", tag("a", f"#{entry.seq}", href=match_url(entry.match),
                           aria_label=f"match {entry.seq}: {entry.a} against {entry.b}"),
                 class_="num"),
-            tag("td", version_label(entry.a), class_="side-a"),
+            tag("td", bot_link(entry.a), class_="side-a"),
             tag("td", tag("span", f"{entry.wins}–{entry.ties}–{entry.losses}", class_="wtl"),
                 class_="score", title="A's wins–ties–losses"),
-            tag("td", version_label(entry.b), class_="side-b"),
+            tag("td", bot_link(entry.b), class_="side-b"),
             tag("td", fmt_time(entry.recorded_at), class_="when"),
             data_match=entry.match,
         ))

@@ -18,6 +18,7 @@ from ._html import Html, esc, join, json_script, tag
 from ._layout import (
     Page,
     Static,
+    bot_link,
     breadcrumbs,
     fmt_time,
     ladder_url,
@@ -47,15 +48,16 @@ def match_page(static: Static, view: MatchView, game: int | None,
     crumbs = breadcrumbs(("Ladders", "/"), (lad.name, ladder_url(lad.name)),
                          (f"Match {match.id}", None))
     if result is not None:
-        score = tag("p", version_label(match.a),
+        score = tag("p", bot_link(match.a),
                     tag("span", f"{result.wins}–{result.ties}–{result.losses}",
                         class_="big-score", title="A's wins–ties–losses"),
-                    version_label(match.b), class_="versus")
+                    bot_link(match.b), class_="versus")
     else:
-        score = tag("p", version_label(match.a), tag("span", "vs", class_="big-score"),
-                    version_label(match.b), class_="versus")
+        score = tag("p", bot_link(match.a), tag("span", "vs", class_="big-score"),
+                    bot_link(match.b), class_="versus")
+    status = "playing" if live is not None else match.status.value
     facts = [("Ladder round", f"{match.round}"), ("Games", f"{match.games}"),
-             ("Status", match.status.value)]
+             ("Status", status)]
     if match.status is MatchStatus.RECORDED:
         facts += [("Result #", f"{match.seq}")]
         if result is not None:

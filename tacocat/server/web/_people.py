@@ -18,6 +18,7 @@ from ._html import Html, attrs, join, tag
 from ._layout import (
     Page,
     Static,
+    bot_link,
     breadcrumbs,
     fmt_int,
     fmt_pct,
@@ -140,10 +141,10 @@ def bot_page(static: Static, data: BotPage) -> str:
             "tr",
             tag("td", tag("a", f"#{e.seq}", href=match_url(e.match)), class_="num"),
             tag("td", tag("a", ladder, href=ladder_url(ladder))),
-            tag("td", version_label(e.a), class_="side-a"),
+            tag("td", bot_link(e.a), class_="side-a"),
             tag("td", f"{e.wins}–{e.ties}–{e.losses}", class_="score",
                 title="A's wins–ties–losses"),
-            tag("td", version_label(e.b), class_="side-b"),
+            tag("td", bot_link(e.b), class_="side-b"),
             tag("td", fmt_time(e.recorded_at), class_="when"),
             data_match=e.match))
     recent = (_table("Recent matches", ("#", "Ladder", "A", "W–T–L", "B", "Recorded"),
@@ -155,7 +156,7 @@ def bot_page(static: Static, data: BotPage) -> str:
         h2h_rows.append(tag(
             "tr", tag("td", tag("a", h.ladder, href=ladder_url(h.ladder))),
             tag("td", version_label(h.version)),
-            tag("td", version_label(h.opponent), class_="opponent"),
+            tag("td", bot_link(h.opponent), class_="opponent"),
             tag("td", f"{h.games:,}", class_="num"),
             tag("td", f"{h.wins}–{h.ties}–{h.losses}", class_="num"),
             tag("td", fmt_pct(score), class_="num score"), data_opponent=h.opponent))

@@ -21,7 +21,8 @@
       " games played; each appears here as it ends.";
     if (update.games > shown && follow.checked) {
       source.close();
-      window.location.search = "?game=" + update.games;
+      // The newest game from its first step (not the step this one was on).
+      window.location.assign(window.location.pathname + "?game=" + update.games + "#viewer");
     }
   });
   source.addEventListener("done", (event) => {
