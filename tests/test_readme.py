@@ -11,20 +11,16 @@ running venv's bin folder, and ``tacocat`` at a command's start becomes that fol
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .cli.helpers import ROOT, clean_env
-from .cli.test_up import alive, descendants
+from .cli.helpers import ROOT, ArenaProcesses, clean_env
 
 pytestmark = pytest.mark.slow
 
@@ -71,69 +67,9 @@ def script(blocks: list[Block]) -> str:
     return "\n".join(parts) + "\n"
 
 
-class Arena:
-    """``tacocat serve`` and one ``tacocat worker`` in ``home``; :meth:`stop` ends them and
-    checks that nothing they started is left."""
-
-    def __init__(self, home: Path) -> None:
-        self.home = home
-        self.processes: list[subprocess.Popen[str]] = []
-        self.logs: list[str] = []
-        self.spawned: set[int] = set()
-
-    def _start(self, *args: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen([sys.executable, "-m", "tacocat.cli", *args], cwd=self.home,
-                                   env=clean_env(), stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)
-        self.processes.append(process)
-        return process
-
-    def start(self) -> str:
-        serve = self._start("serve", "--port", "0", "--web-port", "0", "--log-level", "WARNING")
-        assert serve.stdout is not None
-        address = redis_url = ""
-        for line in serve.stdout:
-            self.logs.append(line)
-            if found := re.search(r"at (redis://\S+)", line):
-                redis_url = found.group(1)
-            if found := re.search(r"referee listening on (\S+)", line):
-                address = found.group(1)
-                break
-        assert address and redis_url, "".join(self.logs)
-        self._drain(serve)
-        worker = self._start("worker", "--workers", "1", "--redis-url", redis_url,
-                             "--log-level", "WARNING")
-        self._drain(worker)
-        return address
-
-    def _drain(self, process: subprocess.Popen[str]) -> None:
-        def read() -> None:
-            assert process.stdout is not None
-            self.logs.extend(process.stdout)
-
-        threading.Thread(target=read, daemon=True).start()
-
-    def stop(self) -> None:
-        for process in self.processes:
-            self.spawned |= descendants(process.pid)
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
-        left = [pid for pid in self.spawned if alive(pid)]
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        assert not left, f"processes left behind: {left}"
-
-
 @pytest.fixture
-def arena(tmp_path: Path) -> Iterator[tuple[Arena, str]]:
-    running = Arena(tmp_path)
+def arena(tmp_path: Path) -> Iterator[tuple[ArenaProcesses, str]]:
+    running = ArenaProcesses(tmp_path)
     try:
         address = running.start()
         yield running, address
@@ -158,7 +94,7 @@ def test_the_readme_blocks_are_found_and_every_skip_says_why() -> None:
     assert broken.stderr.strip().splitlines()[-1] == "### README.md line 7"
 
 
-def test_the_readme_shell_blocks_work_pasted_in_order(arena: tuple[Arena, str]) -> None:
+def test_the_readme_shell_blocks_work_pasted_in_order(arena: tuple[ArenaProcesses, str]) -> None:
     running, address = arena
     run, _ = shell_blocks(README.read_text(encoding="utf-8"))
     done = subprocess.run(["bash", "-c", script(run)], cwd=running.home,
