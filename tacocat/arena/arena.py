@@ -153,6 +153,19 @@ class Arena:
         self._require_admin(actor, "create users")
         return users.create_user(self.redis, self.keys, name, admin=admin, clock=self.clock)
 
+    def register_user(self, name: str, *, client: str, label: str = "") -> tuple[User, str]:
+        """Self-service: a new non-admin user and its first token (plaintext, shown once),
+        for the anonymous ``client`` (``ip:ADDRESS``: the rate limit's subject). Whether
+        registration is open is the server's decision, not checked here."""
+        limit = self.rate_limits.registrations
+        if limit is not None:
+            self.take_rate(ratelimit.REGISTER, client, limit,
+                           what=f"registrations from {client.removeprefix('ip:')}")
+        user = users.create_user(self.redis, self.keys, name, admin=False, clock=self.clock)
+        token = users.issue_token(self.redis, self.keys, user.name, label=label,
+                                  clock=self.clock)
+        return user, token
+
     def get_user(self, name: str) -> User:
         return users.get_user(self.redis, self.keys, name)
 

@@ -599,9 +599,10 @@ def _token_revoke(args: argparse.Namespace, client: ArenaClient) -> int:
 
 
 def _add_user(sub: Sub) -> None:
-    p = sub.add_parser("user", help="create users (admins), show who you are",
+    p = sub.add_parser("user", help="create users (admins), register, show who you are",
                        description="Users own bots and tokens.\n\nexamples:\n  tacocat user "
-                                   "create alice\n  tacocat user whoami\n",
+                                   "create alice\n  tacocat user register bob   # open "
+                                   "arenas\n  tacocat user whoami\n",
                        formatter_class=argparse.RawTextHelpFormatter)
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     create = _command(actions, "create", "create a user (admins)", """\
@@ -613,6 +614,16 @@ examples:
 """, _user_create)
     create.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
     create.add_argument("--admin", action="store_true", help="may create users and ladders")
+    register = _command(actions, "register", "make yourself a user (open arenas)", """\
+Make yourself a user and its first token, without an admin, on an arena whose server runs
+with --open-registration (a few registrations per IP per hour). The token is printed once,
+alone on stdout, so this works:
+
+example:
+  export TACOCAT_TOKEN=$(tacocat user register alice --server arena.example.org:50051)
+""", _user_register)
+    register.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
+    register.add_argument("--label", default="", help="a note for the token (default none)")
     _command(actions, "whoami", "the user your token belongs to", """\
 Show the user your token belongs to.
 
@@ -625,6 +636,14 @@ def _user_create(args: argparse.Namespace, client: ArenaClient) -> int:
     user = client.create_user(args.name, admin=args.admin)
     print(f"created {'admin ' if user.admin else ''}user {user.name}; give them a token: "
           f"tacocat token create --user {user.name}")
+    return 0
+
+
+def _user_register(args: argparse.Namespace, client: ArenaClient) -> int:
+    made = client.register(args.name, label=args.label)
+    print(f"registered user {made.info.user}; its token (id {made.info.id}), shown once, "
+          "keep it secret:", file=sys.stderr)
+    print(made.token)
     return 0
 
 

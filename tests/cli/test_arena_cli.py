@@ -27,7 +27,8 @@ from .helpers import clean_env, tacocat
 COMMANDS = [
     ["submit"], ["bot", "list"], ["bot", "versions"], ["ladder", "create"], ["ladder", "join"],
     ["ladder", "status"], ["ladder", "list"], ["leaderboard"], ["match"], ["token", "create"],
-    ["token", "list"], ["token", "revoke"], ["user", "create"], ["user", "whoami"], ["up"],
+    ["token", "list"], ["token", "revoke"], ["user", "create"], ["user", "register"],
+    ["user", "whoami"], ["up"],
 ]
 
 
@@ -182,6 +183,10 @@ def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
     assert theft.returncode == 1 and "belongs to 'alice'" in theft.stderr
     joined = served.run("ladder", "join", "main", "alice/mybot", token=bob)
     assert joined.returncode == 1 and "only its owner" in joined.stderr
+    # Self-service accounts are off unless the server opens them.
+    register = served.run("user", "register", "carl", cwd=tmp_path)
+    assert register.returncode == 1 and "does not take registrations" in register.stderr
+    assert "--open-registration" in register.stderr
 
 
 def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) -> None:
