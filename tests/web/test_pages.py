@@ -172,3 +172,24 @@ def test_match_page_puts_the_replay_first_and_numbers_games_from_one(
     assert page.inner_text("#viewer-title") == "Replay of game 2"
     first_row = page.locator("table.games tbody tr").first
     assert first_row.locator("td").first.inner_text() == "1"
+
+
+def test_retired_versions_are_hidden_until_asked_for(
+        live_server: ServerThread, page: Any, ladder: Ladder) -> None:
+    arena = ladder.arena
+    newer = arena.submit_bot(ladder.base.users["alice"], "greedy", "greedy.py", b"# v2\n")
+    arena.activate_version(newer.id)  # alice/greedy@1 retires, keeping its results
+    page.goto(f"{live_server.url}/ladders/main")
+    page.wait_for_selector("#live[data-state=live]")
+    old = page.locator("#standings tr[data-version='alice/greedy@1']")
+    assert old.count() == 1 and not old.is_visible()
+    assert "alice/greedy@1" not in page.inner_text("#chart")
+    assert page.locator("#standings tr[data-version='bob/random@1']").is_visible()
+    page.check("#show-retired")
+    assert old.is_visible()
+    assert "alice/greedy@1" in page.inner_text("#chart")
+    page.uncheck("#show-retired")
+    assert not old.is_visible()
+    # The home page's leaders skip it too.
+    page.goto(f"{live_server.url}/")
+    assert "alice/greedy@1" not in page.inner_text(".leaders")

@@ -31,9 +31,12 @@ def _sample(points: Sequence[tuple[int, float]], limit: int) -> list[tuple[int, 
 def chart_fragment(snap: LadderSnapshot) -> str:
     history = snap.history
     initial = 1500.0
-    # Retired versions' lines stop where they retired; they would crowd out the ones that play.
-    order = [row.version for row in snap.board.standings
-             if row.version in history.series and row.active][:CHART_SERIES]
+    # Retired versions' lines stop where they retired: drawn grey, and shown only when the
+    # page's "show retired versions" is ticked, so they never crowd out the ones that play.
+    charted = [row for row in snap.board.standings if row.version in history.series]
+    order = [row.version for row in charted if row.active][:CHART_SERIES]
+    retired = {row.version for row in charted if not row.active}
+    order += [row.version for row in charted if not row.active][:CHART_SERIES]
     if not order:
         return tag("p", "The chart starts with the first recorded match.", class_="empty")
     lines: dict[str, list[tuple[int, float]]] = {}
@@ -78,7 +81,7 @@ def chart_fragment(snap: LadderSnapshot) -> str:
         coords = " ".join(f"{px(s)},{py(e)}" for s, e in lines[version])
         last_s, last_e = lines[version][-1]
         parts.append(
-            f'<g class="series s{i}{_dashed(i)}" data-series="{i}">'
+            f'<g class="series {_series_class(i, version in retired)}" data-series="{i}">'
             f"<title>{esc(version)}: {fmt_int(last_e)}</title>"
             f'<polyline points="{coords}"/>'
             f'<circle cx="{px(last_s)}" cy="{py(last_e)}" r="3"/></g>')
@@ -91,16 +94,19 @@ def chart_fragment(snap: LadderSnapshot) -> str:
         + f'<text class="axis" x="{width - right}" y="{height - 2}" text-anchor="end">'
           "matches recorded</text></svg>"
     )
-    legend = tag("ul", *(tag("li", tag("span", "", class_=f"swatch s{i}{_dashed(i)}",
-                                       aria_hidden="true"),
+    legend = tag("ul", *(tag("li", tag("span", "", class_="swatch " + _series_class(
+                                           i, v in retired), aria_hidden="true"),
                                 tag("span", version_label(v)),
-                                tag("span", fmt_int(lines[v][-1][1]), class_="muted"))
+                                tag("span", fmt_int(lines[v][-1][1]), class_="muted"),
+                                class_="retired" if v in retired else None)
                          for i, v in enumerate(order)), class_="legend")
     return join([svg, legend])
 
 
-def _dashed(index: int) -> str:
-    return " dashed" if index >= DASHED_FROM else ""
+def _series_class(index: int, retired: bool) -> str:
+    if retired:
+        return "retired"
+    return f"s{index}" + (" dashed" if index >= DASHED_FROM else "")
 
 
 def _nice_step(span: float, count: int) -> int:

@@ -123,8 +123,13 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
                  f"matches of {lad.games_per_match} · {lad.decision_seconds:g} s per decision",
             class_="lead"),
     ])
+    retired = sum(1 for row in snap.board.standings if not row.active)
+    toggle = tag("p", tag("label", Html('<input type="checkbox" id="show-retired"> '),
+                          f"show retired versions ({retired})"),
+                 class_="retired-toggle hint") if retired else ""
     content = join([
         header,
+        toggle,
         tag("div", Html(frags["status"]), id="status", data_fragment="status",
             class_="status-strip"),
         section("livenow", "Live now",
@@ -140,7 +145,7 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
         section("recent", "Recent matches"),
     ])
     main_attrs = attrs(data_ladder=lad.name, data_version=snap.version,
-                       data_events=events_url)
+                       data_events=events_url, data_retired="hidden")
     return page(static, Page(lad.name, content, scripts=("ladder.js",),
                              main_attrs=Html(main_attrs)))
 

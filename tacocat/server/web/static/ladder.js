@@ -25,6 +25,13 @@
     return keys;
   }
 
+  const showRetired = document.getElementById("show-retired");
+  if (showRetired) {
+    showRetired.addEventListener("change", () => {
+      main.dataset.retired = showRetired.checked ? "shown" : "hidden";
+    });
+  }
+
   const applied = new Map(); // fragment -> the HTML it shows (skip identical swaps)
 
   function apply(update) {
