@@ -201,8 +201,8 @@ def test_every_game_replays_step_by_step_as_recorded(ladder: Ladder, redis_url: 
         for match in matches:
             records = arena.match_replays(match.id)
             for i, record in enumerate(records):
-                data = await get_json(client, f"/api/matches/{match.id}/games/{i}")
-                assert data["record"] == record.to_json()
+                data = await get_json(client, f"/api/matches/{match.id}/games/{i + 1}")
+                assert data["record"] == record.to_json() and data["game"] == i + 1
                 assert data["players"] == [match.a, match.b][::1 if i % 2 == 0 else -1]
                 steps = data["steps"]
                 assert [s["index"] for s in steps] == list(range(len(steps)))
@@ -257,8 +257,9 @@ def test_unknown_and_malformed_names_are_not_found(ladder: Ladder, redis_url: st
         for path in ("/api/ladders/nope", "/api/ladders/nope/crosstable",
                      "/api/ladders/nope/history", "/api/ladders/nope/events",
                      "/api/ladders/Bad%20Name", "/api/matches/main.1.0000000000000000",
-                     "/api/matches/garbage", f"/api/matches/{match.id}/games/4",
-                     f"/api/matches/{match.id}/games/-1", f"/api/matches/{match.id}/games/x"):
+                     "/api/matches/garbage", f"/api/matches/{match.id}/games/5",
+                     f"/api/matches/{match.id}/games/0", f"/api/matches/{match.id}/games/-1",
+                     f"/api/matches/{match.id}/games/x"):
             data = await get_json(client, path, 404)
             assert data["status"] == 404 and data["message"]
         for path in ("/ladders/nope", "/matches/garbage", "/no/such/page"):
@@ -306,7 +307,7 @@ def test_markup_in_names_is_escaped_in_html_and_kept_in_json(
         assert "&lt;img src=x onerror=alert(2)&gt;" in page
         viewer = await get_html(client, f"/matches/{match.id}?game=1")
         assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e#0" in viewer
-        game = await get_json(client, f"/api/matches/{match.id}/games/0")
+        game = await get_json(client, f"/api/matches/{match.id}/games/1")
         assert game["players"] == [f"{HOSTILE}#0", HOSTILE_FAULT]
 
     run(ladder, redis_url, check)

@@ -193,3 +193,17 @@ def test_retired_versions_are_hidden_until_asked_for(
     # The home page's leaders skip it too.
     page.goto(f"{live_server.url}/")
     assert "alice/greedy@1" not in page.inner_text(".leaders")
+
+
+def test_a_ladder_of_one_bot_waits_for_opponents(live_server: ServerThread, page: Any,
+                                                 ladder: Ladder) -> None:
+    arena, admin = ladder.arena, ladder.base.admin
+    arena.create_ladder(admin, "lonely", games_per_pairing=4, games_per_match=2)
+    arena.join_ladder(ladder.base.users["alice"], "greedy", "lonely")
+    page.goto(f"{live_server.url}/")
+    card = page.locator(".ladder-card[data-ladder=lonely]")
+    assert card.locator(".badge").inner_text().lower() == "waiting for opponents"
+    assert "complete" not in card.inner_text().lower()
+    page.goto(f"{live_server.url}/ladders/lonely")
+    page.wait_for_selector("#live[data-state=live]")
+    assert "Waiting for opponents" in page.inner_text("#status")

@@ -19,7 +19,7 @@ JSON::
     GET /api/ladders/{name}/events            server-sent events: one ``update`` per change
     GET /api/ladders/{name}/update            the same update once (the page's fallback)
     GET /api/matches/{id}                     a match and its per-game results
-    GET /api/matches/{id}/games/{i}           game ``i``: replay record and viewer steps
+    GET /api/matches/{id}/games/{n}           game ``n`` (from 1): replay record, viewer steps
     GET /api/matches/{id}/replays.jsonl.gz    every replay record, as stored
     GET /api/matches/{id}/live                server-sent events: ``game`` as each game of a
                                               running match ends, ``done`` when recorded
@@ -314,11 +314,12 @@ async def api_match(request: web.Request) -> web.Response:
 async def api_game(request: web.Request) -> web.Response:
     view = await _call(_data.load_match, request.app[ARENA], request.match_info["id"])
     raw = request.match_info["game"]
-    index = int(raw) if raw.isdigit() else -1
+    index = int(raw) - 1 if raw.isdigit() else -1  # games are numbered from 1 everywhere
     if not 0 <= index < len(view.records):
         raise web.HTTPNotFound(reason="Not found",
                                text=f"match {view.match.id!r} has no replay of game {raw!r}"
-                                    f" ({len(view.records)} replays)")
+                                    f" (its {len(view.records)} replays are games 1 to "
+                                    f"{len(view.records)})")
     try:
         return _json(await _call(_data.game_json, view, index))
     except RecordError as exc:

@@ -266,7 +266,8 @@ def match_json(view: MatchView) -> dict[str, Any]:
 
 
 def game_json(view: MatchView, index: int) -> dict[str, Any]:
-    """The replay viewer's data for game ``index`` (IndexError if there is none)."""
+    """The replay viewer's data for game ``index`` (0-based; IndexError if there is none);
+    its ``game`` is the game's number, from 1, as pages and URLs show it."""
     if not 0 <= index < len(view.records):
         raise IndexError(index)
     record = view.records[index]
@@ -275,5 +276,5 @@ def game_json(view: MatchView, index: int) -> dict[str, Any]:
     result = view.match.result
     if result is not None and index < len(result.games):
         a_seat = result.games[index].a_seat
-    return {"match": view.match.id, "ladder": view.match.ladder, "game": index,
+    return {"match": view.match.id, "ladder": view.match.ladder, "game": index + 1,
             "games": len(view.records), "a_seat": a_seat, **data}

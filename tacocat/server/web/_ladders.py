@@ -159,9 +159,12 @@ def status_fragment(snap: LadderSnapshot) -> str:
         ("Games played", f"{st.games_played:,}"),
         ("Rounds done", f"{st.rounds_completed} of {st.rounds}"),
     )
+    waiting = tag("p", "Waiting for opponents: nothing is played or rated until two bots "
+                       "play here.", class_="waiting hint") if st.waiting_for_opponents else ""
     return join([
         tag("dl", *(tag("div", tag("dt", k), tag("dd", v)) for k, v in facts), class_="facts"),
         progress(st.games_toward_target, st.games_target, "Round robin progress"),
+        waiting,
     ])
 
 
