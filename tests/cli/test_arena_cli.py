@@ -242,3 +242,41 @@ def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) ->
     finally:
         watch.terminate()
         watch.wait(10)
+
+
+def test_leaderboard_help_says_which_column_ranks(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["leaderboard", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert 'Which column orders the table: "rating"' in text
+    assert '"live Elo" is the per-game estimate' in text and "--retired" in text
+
+
+def test_a_rejected_submission_never_said_it_joined(served: Served, tmp_path: Path) -> None:
+    arena = Arena(redis_py.Redis.from_url(served.redis_url))
+    admin = arena.authenticate(served.admin_token)
+    arena.create_ladder(admin, "strict", games_per_pairing=4, games_per_match=2)
+    arena.create_user(admin, "greta")
+    token = arena.create_token(admin, "greta")
+    bot = tmp_path / "fragile.py"
+    bot.write_text("from tacocat.engine.bots import GreedyBot\n\n\n"
+                   "class Fragile(GreedyBot):\n    pass\n")
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "tacocat.cli", "submit", str(bot), "--ladder", "strict",
+         "--wait", "--wait-timeout", "60"],
+        cwd=tmp_path, env=served.env(token), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        assert waiting.stdout is not None
+        first = waiting.stdout.readline()
+        assert "submitted greta/fragile@1" in first, first
+        # The smoke game fails (as a worker would record it).
+        arena.reject_version("greta/fragile@1", "crash: the bot raised ValueError")
+        out, err = waiting.communicate(timeout=30)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait(10)
+    assert waiting.returncode == 1, err
+    assert "greta/fragile@1 was rejected: crash: the bot raised ValueError" in out
+    assert "joined" not in first + out and "plays in ladder" not in first + out
