@@ -108,6 +108,12 @@ def test_live_viewer_follows_a_running_match_game_by_game(
     match = arena.get_match(ladder.pending[0])
     records = decompress_replays(ladder.base.play(match).replays)
     assert len(records) >= 3
+    # Before a worker takes it, its live page waits (and does not leave).
+    page.goto(f"{live_server.url}/live/{match.id}")
+    page.wait_for_selector("#live-match[data-state=waiting]")
+    page.wait_for_timeout(1500)
+    assert f"/live/{match.id}" in page.url
+
     page.goto(f"{live_server.url}/ladders/main")
     page.wait_for_selector("#live[data-state=live]")  # the badge leaves "connecting…"
     assert "No match is being played" in page.inner_text("#livenow")

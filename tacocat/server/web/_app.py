@@ -344,8 +344,9 @@ async def api_ladder_update(request: web.Request) -> web.Response:
 
 async def api_live_events(request: web.Request) -> web.StreamResponse:
     """Server-sent events for a running match: ``game`` (``{"games": N}``) whenever the
-    number of finished games changes, then ``done`` once the match is recorded (or stops
-    being played). Polls Redis once a second: cheap, and no event is ever missed."""
+    number of finished games changes, ``waiting`` while no worker plays it, then ``done``
+    once it is recorded (or cancelled). Polls Redis once a second: cheap, and no change is
+    ever missed."""
     arena = request.app[ARENA]
     match, _ = await _call(arena.live_match, request.match_info["id"])  # 404 first
     response = web.StreamResponse(headers={
@@ -358,13 +359,17 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
         await response.write(f"retry: {settings.retry_ms}\n\n".encode())
         while True:
             match, running = await _call(arena.live_match, match.id)
-            if match.status is not MatchStatus.SCHEDULED or running is None:
+            if match.status is not MatchStatus.SCHEDULED:
                 state = {"status": match.status.value, "url": _render.match_url(match.id)}
                 await response.write(_named("done", state))
                 break
-            if running.games != shown:
-                shown = running.games
-                await response.write(_named("game", {"games": shown, "total": running.total}))
+            # Not started yet (or its worker died and it waits to be played again).
+            games = running.games if running is not None else -1
+            if games != shown:
+                shown = games
+                await response.write(
+                    _named("game", {"games": games, "total": match.games}) if running
+                    else _named("waiting", {"total": match.games}))
             await asyncio.sleep(settings.live_poll_seconds)
     except (ConnectionResetError, ConnectionError):
         pass

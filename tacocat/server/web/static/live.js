@@ -1,8 +1,9 @@
 // Live viewer: follows a running match over /api/matches/{id}/live (server-sent events).
 //
 // "game" says how many games have finished; when one more has and "follow" is ticked, the
-// page moves to the newest game's replay (the same viewer as the match page). "done" says
-// the match is recorded: the page becomes the match page.
+// page moves to the newest game's replay (the same viewer as the match page). "waiting":
+// no worker plays it (yet). "done" says the match is recorded: the page becomes the match
+// page.
 "use strict";
 
 (function () {
@@ -24,6 +25,10 @@
       // The newest game from its first step (not the step this one was on).
       window.location.assign(window.location.pathname + "?game=" + update.games + "#viewer");
     }
+  });
+  source.addEventListener("waiting", () => {
+    badge.dataset.state = "waiting";
+    text.textContent = "Waiting for a worker to start this match.";
   });
   source.addEventListener("done", (event) => {
     source.close();
