@@ -153,6 +153,15 @@ def commands() -> tuple[str, str]:
     return shlex.quote(str(python)), tacocat
 
 
+def inside_checkout(folder: Path) -> Path | None:
+    """The Tacocat source checkout ``folder`` lies in, if any (found by its files)."""
+    for parent in (folder, *folder.parents):
+        if (parent / "tacocat" / "cli" / "_newbot.py").is_file() and \
+                (parent / "pyproject.toml").is_file():
+            return parent
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         bot_path, test_path = write_bot(args.name, args.dir, args.force)
@@ -161,7 +170,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     folder = bot_path.parent.resolve()
     python, tacocat = commands()
-    print(f"wrote {bot_path.name} and {test_path.name} into {folder}/\n\n"
+    checkout = inside_checkout(folder)
+    note = (f"\n(that is inside the Tacocat checkout {checkout}: fine to try it out; "
+            "--dir DIR keeps your bot in a folder of its own)") if checkout else ""
+    print(f"wrote {bot_path.name} and {test_path.name} into {folder}/{note}\n\n"
           "next (these work without activating a virtualenv):\n"
           f"  cd {shlex.quote(str(folder))}\n"
           f"  {python} -m pytest {test_path.name}\n"

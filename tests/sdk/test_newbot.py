@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tacocat.cli import main
-from tacocat.cli._newbot import class_name, write_bot
+from tacocat.cli._newbot import class_name, inside_checkout, write_bot
 from tacocat.sdk import load_bot_file, play_local
 
 
@@ -20,6 +20,7 @@ def test_the_starter_bot_and_its_test(tmp_path: Path, capsys: pytest.CaptureFixt
     bot_path = tmp_path / "my_bot" / "my_bot.py"
     out = capsys.readouterr().out
     assert f"into {(tmp_path / 'my_bot').resolve()}/" in out  # says where the folder went
+    assert "inside the Tacocat checkout" not in out
     assert f"{shlex.quote(sys.executable)} my_bot.py" in out
     text = bot_path.read_text()
     assert "class MyBot(Bot):" in text and 'if __name__ == "__main__":' in text
@@ -63,3 +64,9 @@ def test_the_printed_next_steps_work_as_shown_without_a_venv(
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout and "20 games" in done.stdout
+
+
+def test_it_knows_when_the_bot_lands_inside_the_checkout() -> None:
+    root = Path(__file__).resolve().parents[2]
+    assert inside_checkout(root / "some" / "folder") == root
+    assert inside_checkout(Path("/")) is None
