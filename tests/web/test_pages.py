@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from tacocat.arena import decompress_replays
+from tacocat.server.web import WebServer
 
 from .conftest import ServerThread
-from .data import Ladder
+from .data import Ladder, make_ladder
 
 pytestmark = pytest.mark.browser
 
@@ -213,3 +214,24 @@ def test_a_ladder_of_one_bot_waits_for_opponents(live_server: ServerThread, page
     page.goto(f"{live_server.url}/ladders/lonely")
     page.wait_for_selector("#live[data-state=live]")
     assert "Waiting for opponents" in page.inner_text("#status")
+
+
+def test_twelve_chart_series_never_share_a_look(browser: Any, redis: Any,
+                                               redis_url: str) -> None:
+    bots = tuple((f"user{i}", f"bot{i}", ("greedy", "random", "passive")[i % 3])
+                 for i in range(12))
+    many = make_ladder(redis, name="many", bots=bots, games_per_pairing=2, games_per_match=2,
+                       leave_pending=0)
+    server = WebServer(many.arena, redis_url, port=0)
+    with ServerThread(server) as running:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            tab = context.new_page()
+            tab.goto(f"{running.url}/ladders/many")
+            looks = tab.evaluate("""() => [...document.querySelectorAll('svg.chart .series')]
+              .map(g => { const s = getComputedStyle(g.querySelector('polyline'));
+                          return s.stroke + ' ' + s.strokeDasharray; })""")
+        finally:
+            context.close()
+    assert len(looks) == 12
+    assert len(set(looks)) == 12, looks  # a colour, or a colour and a dash, of its own
