@@ -1,7 +1,7 @@
 """The HTML pages the app serves, under one name.
 
 The pages live in modules by concept (:mod:`._layout`, :mod:`._ladders`, :mod:`._chart`,
-:mod:`._match_page`); :mod:`._app` renders through this one name, so it does not depend on
+:mod:`._match_page`, :mod:`._live_now`; the bot and user pages in :mod:`._people`); :mod:`._app` renders through this one name, so it does not depend on
 how they are split.
 """
 
