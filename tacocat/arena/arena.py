@@ -314,6 +314,11 @@ class Arena:
         self._changed(ladder, "versions")
         return entry
 
+    def bot_ladders(self, bot: str) -> list[str]:
+        """The ladders ``owner/name`` joined, by name."""
+        split_bot_id(bot)
+        return ladders.bot_ladders(self.redis, self.keys, bot)
+
     def entries(self, ladder: str) -> list[Entry]:
         ladders.get_ladder(self.redis, self.keys, check_name("ladder", ladder))
         return ladders.entries(self.redis, self.keys, ladder)

@@ -353,11 +353,13 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
         "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
         "X-Accel-Buffering": "no"})
     settings = request.app[SETTINGS]
+    hub = request.app[HUB]
     shown = -1
+    quiet = 0.0
     try:
         await response.prepare(request)
         await response.write(f"retry: {settings.retry_ms}\n\n".encode())
-        while True:
+        while not hub.closed:
             match, running = await _call(arena.live_match, match.id)
             if match.status is not MatchStatus.SCHEDULED:
                 state = {"status": match.status.value, "url": _render.match_url(match.id)}
@@ -370,6 +372,11 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
                 await response.write(
                     _named("game", {"games": games, "total": match.games}) if running
                     else _named("waiting", {"total": match.games}))
+            else:
+                quiet += settings.live_poll_seconds
+                if quiet >= settings.ping_seconds:  # a viewer that left is noticed here
+                    quiet = 0.0
+                    await response.write(b": ping\n\n")
             await asyncio.sleep(settings.live_poll_seconds)
     except (ConnectionResetError, ConnectionError):
         pass

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from tacocat.arena import Arena, Bot, BotVersion, LogEntry, Standing
-from tacocat.arena.ladders import bot_ladders
 
 from ._html import Html, attrs, join, tag
 from ._layout import (
@@ -71,7 +70,7 @@ def load_bot_page(arena: Arena, bot_id: str) -> BotPage:
     ratings: list[tuple[str, Standing]] = []
     recent: list[tuple[str, LogEntry]] = []
     h2h: list[HeadToHead] = []
-    for ladder in bot_ladders(arena.redis, arena.keys, bot.id):
+    for ladder in arena.bot_ladders(bot.id):
         board = arena.leaderboard(ladder)
         ratings += [(ladder, s) for s in board.standings if s.version in mine]
         for pair in board.pairs:
@@ -123,7 +122,7 @@ def bot_page(static: Static, data: BotPage) -> str:
         ratings = join(
             [tag("span", tag("a", ladder, href=ladder_url(ladder)), " ",
                  tag("span", "unrated" if s.rating is None else
-                     f"{fmt_int(s.rating)} ±{fmt_int(s.high - s.rating if s.high else None)}",
+                     f"{fmt_int(s.rating)} ±{fmt_int(_margin(s))}",
                      class_="num"),
                  f" · {s.games:,} games", class_="ladder-rating") for ladder, s in where],
             sep=" ") or Html("–")
@@ -194,3 +193,9 @@ def user_page(static: Static, data: UserPage) -> str:
         _section("user-bots", "Bots", body),
     ])
     return page(static, Page(data.name, content))
+
+
+def _margin(standing: Standing) -> float | None:
+    if standing.rating is None or standing.high is None:
+        return None
+    return standing.high - standing.rating

@@ -1,8 +1,9 @@
 """The HTML pages the app serves, under one name.
 
 The pages live in modules by concept (:mod:`._layout`, :mod:`._ladders`, :mod:`._chart`,
-:mod:`._match_page`, :mod:`._live_now`; the bot and user pages in :mod:`._people`); :mod:`._app` renders through this one name, so it does not depend on
-how they are split.
+:mod:`._match_page`, :mod:`._live_now`); :mod:`._app` renders through this one name, so it
+does not depend on how they are split (the bot and user pages, with their loading, are
+:mod:`._people`).
 """
 
 from __future__ import annotations
