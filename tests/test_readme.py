@@ -11,7 +11,10 @@ running venv's bin folder, and ``tacocat`` at a command's start becomes that fol
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -97,9 +100,16 @@ def test_the_readme_blocks_are_found_and_every_skip_says_why() -> None:
 def test_the_readme_shell_blocks_work_pasted_in_order(arena: tuple[ArenaProcesses, str]) -> None:
     running, address = arena
     run, _ = shell_blocks(README.read_text(encoding="utf-8"))
-    done = subprocess.run(["bash", "-c", script(run)], cwd=running.home,
-                          env=clean_env(TACOCAT_ADDRESS=address), capture_output=True,
-                          text=True, timeout=240, check=False)
+    shell = subprocess.Popen(["bash", "-c", script(run)], cwd=running.home,
+                             env=clean_env(TACOCAT_ADDRESS=address), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = shell.communicate(timeout=240)
+    finally:  # a command that hangs must not outlive the test: its whole session goes
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait(10)
+    done = subprocess.CompletedProcess(shell.args, shell.returncode, stdout, stderr)
     if done.returncode != 0:
         failed = re.findall(r"### (README.md line \d+)", done.stderr)
         pytest.fail(f"the README block at {failed[-1] if failed else '?'} failed "

@@ -64,7 +64,7 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
                 ), class_="facts"),
                 progress(st.games_toward_target, st.games_target,
                          f"Round robin progress of {lad.name}"),
-                tag("ol", *(tag("li", version_label(row.version), " ",
+                tag("ol", *(tag("li", bot_link(row.version), " ",
                                 tag("span", fmt_int(row.rating), class_="muted"))
                             for row in item.leaders),
                     class_="leaders", aria_label=f"Leaders of {lad.name}")
