@@ -166,9 +166,10 @@ def test_ladder_badge_reaches_live_without_server_sent_events(
 
 
 def test_match_page_puts_the_replay_first_and_numbers_games_from_one(
-        live_server: ServerThread, page: Any, ladder: Ladder) -> None:
+        live_server: ServerThread, page: Any, ladder: Ladder, tmp_path: Path) -> None:
     match = ladder.recorded()[0]
     page.goto(f"{live_server.url}/matches/{match.id}")
+    shoot(page, tmp_path, "match")
     order = page.evaluate("""() => [...document.querySelectorAll('main section')]
         .map(s => s.id || s.querySelector('h2')?.id || '')""")
     assert order.index("viewer") < order.index("games-title") if "games-title" in order \
