@@ -26,7 +26,18 @@ import redis as redis_py
 
 from tacocat.engine import GameRecord, Ruleset
 
-from . import bots, dispatch, ladders, matches, ratelimit, recording, scheduler, standings, users
+from . import (
+    bots,
+    dispatch,
+    ladders,
+    live,
+    matches,
+    ratelimit,
+    recording,
+    scheduler,
+    standings,
+    users,
+)
 from ._redis import Clock, Redis, as_unavailable, check_client, default_clock
 from .errors import InvalidArgument, NotFound, PermissionDenied, RateLimited
 from .keys import DEFAULT_PREFIX, Keys
@@ -150,6 +161,19 @@ class Arena:
         """Create a user (admins only)."""
         self._require_admin(actor, "create users")
         return users.create_user(self.redis, self.keys, name, admin=admin, clock=self.clock)
+
+    def register_user(self, name: str, *, client: str, label: str = "") -> tuple[User, str]:
+        """Self-service: a new non-admin user and its first token (plaintext, shown once),
+        for the anonymous ``client`` (``ip:ADDRESS``: the rate limit's subject). Whether
+        registration is open is the server's decision, not checked here."""
+        limit = self.rate_limits.registrations
+        if limit is not None:
+            self.take_rate(ratelimit.REGISTER, client, limit,
+                           what=f"registrations from {client.removeprefix('ip:')}")
+        user = users.create_user(self.redis, self.keys, name, admin=False, clock=self.clock)
+        token = users.issue_token(self.redis, self.keys, user.name, label=label,
+                                  clock=self.clock)
+        return user, token
 
     def get_user(self, name: str) -> User:
         return users.get_user(self.redis, self.keys, name)
@@ -300,6 +324,11 @@ class Arena:
         self._changed(ladder, "versions")
         return entry
 
+    def bot_ladders(self, bot: str) -> list[str]:
+        """The ladders ``owner/name`` joined, by name."""
+        split_bot_id(bot)
+        return ladders.bot_ladders(self.redis, self.keys, bot)
+
     def entries(self, ladder: str) -> list[Entry]:
         ladders.get_ladder(self.redis, self.keys, check_name("ladder", ladder))
         return ladders.entries(self.redis, self.keys, ladder)
@@ -429,6 +458,33 @@ class Arena:
         """Replay the results log into live Elo and compare (``store``: repair)."""
         ladders.get_ladder(self.redis, self.keys, ladder)
         return recording.recompute_ratings(self.redis, self.keys, ladder, store=store)
+
+    # -- matches being played now (see tacocat.arena.live) ------------------------------------
+
+    def start_live(self, match: Match, worker: str = "") -> None:
+        """``match`` starts playing (the worker says so, for people watching)."""
+        live.start_live(self.redis, self.keys, match.ladder, match.id, a=match.a, b=match.b,
+                        total=match.games, worker=worker, clock=self.clock)
+
+    def add_live_game(self, match: Match, record: GameRecord) -> None:
+        live.add_live_game(self.redis, self.keys, match.ladder, match.id, record)
+
+    def end_live(self, match: Match) -> None:
+        live.end_live(self.redis, self.keys, match.ladder, match.id)
+
+    def live_matches(self, ladder: str) -> list[live.LiveMatch]:
+        """The ladder's matches being played now, oldest first."""
+        return live.live_matches(self.redis, self.keys, check_name("ladder", ladder),
+                                 clock=self.clock)
+
+    def live_match(self, match_id: str) -> tuple[Match, live.LiveMatch | None]:
+        """A match, and how far it got if it is being played now."""
+        match = self.get_match(match_id)
+        return match, live.live_match(self.redis, self.keys, match.ladder, match.id)
+
+    def live_games(self, match: Match, start: int = 0) -> list[GameRecord]:
+        """The finished games of a match being played, from game ``start`` (0-based) on."""
+        return live.live_games(self.redis, self.keys, match.ladder, match.id, start)
 
     def events_channel(self, ladder: str) -> str:
         """The pub/sub channel of the ladder's change events (JSON messages, see

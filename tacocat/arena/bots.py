@@ -15,7 +15,13 @@ from __future__ import annotations
 from typing import Final
 
 from ._redis import Clock, Redis, default_clock, script, text, text_map
-from .errors import AlreadyExists, Contention, FailedPrecondition, NotFound, PermissionDenied
+from .errors import (
+    Contention,
+    DuplicateSubmission,
+    FailedPrecondition,
+    NotFound,
+    PermissionDenied,
+)
 from .keys import Keys
 from .models import Bot, BotVersion, VersionStatus, bot_id, split_version_id, version_id
 from .submissions import Submission
@@ -108,10 +114,12 @@ def submit_version(
                 f"bot {bot!r} belongs to {detail!r}; only its owner may submit versions"
             )
         if outcome == "duplicate":
-            raise AlreadyExists(
-                f"{submission.filename} is identical to {version_id(bot, int(detail))} "
-                f"(sha256 {submission.sha256[:12]}...); change the code to submit a new version"
-            )
+            same = version_id(bot, int(detail))
+            raise DuplicateSubmission(
+                f"{submission.filename} is identical to {same} (sha256 "
+                f"{submission.sha256[:12]}...): change the code to submit a new version, or "
+                f"enter it in a ladder with `tacocat ladder join LADDER {name}`",
+                version=same)
     raise Contention(f"bot {bot!r} is receiving many submissions at once; try again")
 
 

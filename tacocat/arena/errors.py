@@ -10,7 +10,8 @@
      │                            owner, not an admin)
      ├── NotFound                 no such user, bot, version, ladder or match
      ├── AlreadyExists            the name is taken, the bot already joined, the same file
-     │                            was already submitted
+     │    │                       was already submitted
+     │    └── DuplicateSubmission the same file is already a version (``version``: which)
      ├── InvalidArgument          a malformed name, setting or match result
      │    └── SubmissionRejected  an upload failed validation (size, zip safety, UTF-8,
      │                            syntax); ``problem`` says which rule
@@ -88,6 +89,14 @@ class AlreadyExists(ArenaError):  # noqa: N818 - the gRPC name
     """The thing to create exists already (a name taken, a bot already joined)."""
 
     status = "ALREADY_EXISTS"
+
+
+class DuplicateSubmission(AlreadyExists):
+    """The upload is byte for byte an existing version of the bot: ``version`` (its id)."""
+
+    def __init__(self, message: str, *, version: str) -> None:
+        self.version = version
+        super().__init__(message)
 
 
 class InvalidArgument(ArenaError, ValueError):  # noqa: N818 - the gRPC name

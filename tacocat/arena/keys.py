@@ -181,5 +181,19 @@ class Keys:
         """String: gzip-compressed JSON Lines, one replay record per game."""
         return f"{self.prefix}match:{{{ladder}}}:{match_id}:replays"
 
+    # -- matches being played (short-lived: see tacocat.arena.live) ----------------------------
+
+    def live_matches(self, ladder: str) -> str:
+        """Sorted set: the ladder's matches being played now, scored by start time."""
+        return f"{self.prefix}ladder:{{{ladder}}}:live"
+
+    def live_match(self, ladder: str, match_id: str) -> str:
+        """Hash: a running match's worker, started_at, games (played so far)."""
+        return f"{self.prefix}match:{{{ladder}}}:{match_id}:live"
+
+    def live_games(self, ladder: str, match_id: str) -> str:
+        """List: the replay records (JSON) of a running match's finished games, in order."""
+        return f"{self.prefix}match:{{{ladder}}}:{match_id}:live-games"
+
 
 DEFAULT_KEYS: Final = Keys()

@@ -26,6 +26,8 @@ from .keys import Keys
 
 SUBMIT: Final = "submit"
 """The bucket kind of bot submissions (subject: the user)."""
+REGISTER: Final = "register"
+"""The bucket kind of self-service registrations (subject: ``ip:ADDRESS``)."""
 LIVE: Final = "live"
 """The bucket kind of live games at the referee (subject: the player, or ``ip:ADDRESS``)."""
 
@@ -90,9 +92,11 @@ class RateLimits:
 
     submissions: RateLimit | None = RateLimit(10, 20 / 3600)
     """Bot submissions per user (admins are exempt)."""
+    registrations: RateLimit | None = RateLimit(3, 5 / 3600)
+    """Self-service registrations per client IP (when registration is open)."""
 
 
-NO_LIMITS: Final = RateLimits(submissions=None)
+NO_LIMITS: Final = RateLimits(submissions=None, registrations=None)
 DEFAULT_RATE_LIMITS: Final = RateLimits()
 
 

@@ -185,8 +185,15 @@ class LadderStatus:
     games_toward_target: int
 
     @property
+    def waiting_for_opponents(self) -> bool:
+        """Fewer than two versions play: nothing can be scheduled, nothing is rated."""
+        return self.playing < 2
+
+    @property
     def complete(self) -> bool:
-        return self.matches_pending == 0 and self.games_toward_target >= self.games_target
+        # A ladder of one bot has reached its (empty) target but has not played anything.
+        return (not self.waiting_for_opponents and self.matches_pending == 0
+                and self.games_toward_target >= self.games_target)
 
 
 def update_standings(

@@ -89,8 +89,8 @@ def validate_submission(
     if len(data) > limits.max_upload_bytes:
         raise SubmissionRejected(
             "too_large",
-            f"{base} is {len(data)} bytes; the limit is {limits.max_upload_bytes} bytes. "
-            "Leave out large data files or compress them into the zip",
+            f"{base} is {len(data):,} bytes, more than the server accepts; keep a submission "
+            f"under {limits.max_upload_bytes // 1024} KiB (zip it, drop data files)",
         )
     if not data:
         raise SubmissionRejected("empty", f"{base} is empty; upload your bot's source")

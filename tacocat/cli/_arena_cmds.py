@@ -10,6 +10,7 @@ server on this machine, the admin token that ``tacocat serve``/``tacocat up`` sa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Final
 from tacocat.engine import EngineError, Ruleset
 from tacocat.sdk import DEFAULT_ADDRESS, SdkError, Tls
 from tacocat.sdk.arena import (
+    AlreadyExistsError,
     ArenaClient,
     AuthError,
     LadderStatus,
@@ -32,7 +34,7 @@ from tacocat.sdk.arena import (
     VersionStatus,
 )
 
-from ._output import table
+from ._output import plural, table
 
 if TYPE_CHECKING:
     Sub = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -155,9 +157,11 @@ def _submit(args: argparse.Namespace, client: ArenaClient) -> int:
     version = done.version
     print(f"submitted {version.id} ({version.size:,} bytes, sha256 {version.sha256[:12]}): "
           f"{version.status.value}, waits for its smoke game")
-    if done.entry is not None:
-        print(f"{'joined' if done.joined else 'already in'} ladder {done.entry.ladder}")
+    ladder = done.entry.ladder if done.entry is not None else None
     if not args.wait:
+        if ladder is not None:  # not "joined" yet: the smoke game may still reject it
+            print(f"it plays in ladder {ladder} once its smoke game passes (see `tacocat bot "
+                  f"versions {version.bot}`)")
         return 0
     deadline = time.monotonic() + args.wait_timeout
     while version.status is VersionStatus.PENDING:
@@ -170,7 +174,7 @@ def _submit(args: argparse.Namespace, client: ArenaClient) -> int:
     if version.status is VersionStatus.REJECTED:
         print(f"{version.id} was rejected: {version.reason}")
         return 1
-    print(f"{version.id} is active")
+    print(f"{version.id} is active" + (f" and plays in ladder {ladder}" if ladder else ""))
     return 0
 
 
@@ -234,10 +238,12 @@ def _add_ladder(sub: Sub) -> None:
     create = _command(actions, "create", "create a ladder (admins)", """\
 Create a ladder (admins only). Every pairing of its bots plays --games-per-pairing games,
 in matches of --games-per-match games (even: duplicate pairs, seats swapped), with
---decision-seconds per decision.
+--decision-seconds per decision. The house bots join it as baseline opponents (they play
+once a worker has smoke-tested them), unless --no-house.
 
 examples:
   tacocat ladder create main
+  tacocat ladder create private --no-house
   tacocat ladder create blitz --games-per-pairing 40 --games-per-match 10 \\
       --decision-seconds 0.2 --ruleset short.toml
 """, _ladder_create)
@@ -253,6 +259,10 @@ examples:
                              "workers' --batch); the games are the same for every K")
     create.add_argument("--ruleset", type=Path, metavar="FILE",
                         help="ruleset .toml or .json (default: the standard rules)")
+    create.add_argument("--no-house", action="store_true",
+                        help="no house bots: by default the house bots (random, greedy, "
+                             "strong; bots of the user `house`) join as baseline opponents, "
+                             "so a first bot has someone to play and gets a rating")
     join = _command(actions, "join", "enter a bot in a ladder", """\
 Enter a bot in a ladder (its owner, or an admin). Its newest active version plays; a newer
 version replaces it once active.
@@ -289,15 +299,33 @@ def _ladder_create(args: argparse.Namespace, client: ArenaClient) -> int:
                                   games_per_match=args.games_per_match,
                                   decision_seconds=args.decision_seconds, batch=args.batch)
     print(f"created ladder {ladder.name}: {ladder.games_per_pairing} games per pairing in "
-          f"{ladder.rounds} matches of {ladder.games_per_match}, "
+          f"{plural(ladder.rounds, 'match', 'matches')} of {ladder.games_per_match}, "
           f"{ladder.decision_seconds:g} s per decision, {_batch(ladder.batch)}, rules "
           f"{ladder.ruleset.name!r}")
+    if not args.no_house:
+        add_house_bots(client, ladder.name, client_tls(args))
     return 0
 
 
 def _batch(batch: int) -> str:
-    return f"{batch} game{'s' * (batch != 1)} at once" if batch else \
+    return f"{plural(batch, 'game')} at once" if batch else \
         "the workers' batch of games at once"
+
+
+def add_house_bots(admin: ArenaClient, ladder: str, tls: Tls | None) -> list[str]:
+    """Enter the house bots in ``ladder`` as the user ``house`` (created if missing), the
+    way `tacocat up` does, through a token made for this and revoked right after."""
+    # Imported here: _up imports this module for its output helpers.
+    from ._up import HOUSE_USER, submit_house_bots  # noqa: PLC0415
+
+    with contextlib.suppress(AlreadyExistsError):
+        admin.create_user(HOUSE_USER)
+    made = admin.create_token(HOUSE_USER, label=f"house bots for ladder {ladder}")
+    try:
+        with ArenaClient(admin.address, made.token, tls=tls) as house:
+            return submit_house_bots(house, ladder)
+    finally:
+        admin.revoke_token(made.info.id, HOUSE_USER)
 
 
 def _ladder_join(args: argparse.Namespace, client: ArenaClient) -> int:
@@ -335,22 +363,38 @@ def _ladder_list(args: argparse.Namespace, client: ArenaClient) -> int:
 
 
 def status_line(status: LadderStatus) -> str:
+    bots = f"{plural(status.entries, 'bot')} ({status.playing} playing)"
+    if status.waiting_for_opponents:
+        return (f"{bots} · waiting for opponents: nothing is played or rated until two bots "
+                "play (tacocat ladder join LADDER BOT, or submit one with --ladder)")
     share = status.games_toward_target / status.games_target if status.games_target else 1.0
     state = "complete" if status.complete else "playing"
-    return (f"{status.entries} bots ({status.playing} playing) · round "
-            f"{status.rounds_completed}/{status.rounds} · games {status.games_toward_target}/"
-            f"{status.games_target} ({share:.0%}) · matches {status.matches_recorded} recorded, "
-            f"{status.matches_pending} pending, {status.matches_cancelled} cancelled · {state}")
+    return (f"{bots} · round {status.rounds_completed}/{status.rounds} · games "
+            f"{status.games_toward_target:,}/{status.games_target:,} ({share:.0%}) · matches "
+            f"{status.matches_recorded:,} recorded, {status.matches_pending:,} pending, "
+            f"{status.matches_cancelled:,} cancelled · {state}")
 
 
 # ------------------------------------------------------------------------------- leaderboard
 
 
+LEADERBOARD_KEY = ("ranked by rating: the maximum-likelihood fit of all rated games, ± its 95% "
+                   "interval; live Elo: the running per-game estimate (it can order bots "
+                   "differently)")
+
+
 def _add_leaderboard(sub: Sub) -> None:
     p = _command(sub, "leaderboard", "a ladder's standings", """\
-Show a ladder's standings: rank, bot, version, owner, rating ± its 95% interval (batch
-Bradley-Terry fit), live Elo, rated games, wins/ties/losses and forfeits by reason. Retired
-versions keep their line, marked *. With --watch, redraw on every change until Ctrl-C.
+Show a ladder's standings: rank, bot, version, owner, rating ± its 95% interval, live Elo,
+rated games, wins/ties/losses and forfeits by reason.
+
+Which column orders the table: "rating", a batch Bradley-Terry fit of every rated game on
+the Elo scale (it does not depend on the order the games were played in); "live Elo" is the
+per-game estimate, updated after each game, shown to follow changes as they happen. The two
+can rank bots differently until enough games are in.
+
+Retired versions (a newer version of the bot plays) are left out; --retired shows them,
+marked *. With --watch, redraw on every change until Ctrl-C.
 
 examples:
   tacocat leaderboard main
@@ -362,6 +406,8 @@ examples:
     p.add_argument("--json", action="store_true", help="print JSON (with --watch: one line "
                                                         "per update)")
     p.add_argument("--pairs", action="store_true", help="also show the head-to-head records")
+    p.add_argument("--retired", action="store_true",
+                   help="also show retired versions (their results stay)")
 
 
 def _leaderboard(args: argparse.Namespace, client: ArenaClient) -> int:
@@ -370,7 +416,7 @@ def _leaderboard(args: argparse.Namespace, client: ArenaClient) -> int:
         if args.json:
             print(json.dumps(dataclasses.asdict(board)))
         else:
-            print(leaderboard_text(board, pairs=args.pairs))
+            print(leaderboard_text(board, pairs=args.pairs, retired=args.retired))
         return 0
     tty = sys.stdout.isatty() and not args.json
     for update in client.watch(args.ladder):
@@ -379,8 +425,8 @@ def _leaderboard(args: argparse.Namespace, client: ArenaClient) -> int:
                               "leaderboard": dataclasses.asdict(update.leaderboard),
                               "status": dataclasses.asdict(update.status)}), flush=True)
             continue
-        text = leaderboard_text(update.leaderboard, pairs=args.pairs) + "\n" + \
-            status_line(update.status)
+        text = leaderboard_text(update.leaderboard, pairs=args.pairs,
+                                retired=args.retired) + "\n" + status_line(update.status)
         if tty:
             sys.stdout.write("\033[H\033[2J" + text + "\n(watching; Ctrl-C to stop)\n")
         else:
@@ -389,13 +435,15 @@ def _leaderboard(args: argparse.Namespace, client: ArenaClient) -> int:
     return 0
 
 
-def leaderboard_text(board: Leaderboard, *, pairs: bool = False) -> str:
-    """The standings as an aligned table, with a title line."""
-    title = f"ladder {board.ladder} · {board.version} matches recorded"
-    if not board.standings:
+def leaderboard_text(board: Leaderboard, *, pairs: bool = False, retired: bool = False) -> str:
+    """The standings as an aligned table, with a title line; retired versions only with
+    ``retired``."""
+    title = f"ladder {board.ladder} · {plural(board.version, 'match', 'matches')} recorded"
+    shown = [s for s in board.standings if retired or s.active]
+    if not shown:
         return title + "\n(no bots play yet)"
     rows = []
-    for s in board.standings:
+    for s in shown:
         owner, _, name = s.bot.partition("/")
         rating = "-" if s.rating is None else f"{s.rating:.0f}"
         margin = "" if s.margin is None else f"± {s.margin:.0f}"
@@ -404,15 +452,21 @@ def leaderboard_text(board: Leaderboard, *, pairs: bool = False) -> str:
                      "@" + s.version.rpartition("@")[2], owner, rating, margin,
                      f"{s.elo:.0f}", s.games, f"{s.wins}/{s.ties}/{s.losses}", forfeits])
     text = title + "\n" + table(
-        ["#", "bot", "version", "owner", "rating", "95%", "Elo", "games", "W/T/L", "forfeits"],
-        rows, align="rlllrlrrrl")
-    if any(not s.active for s in board.standings):
+        ["#", "bot", "version", "owner", "rating", "95%", "live Elo", "games", "W/T/L",
+         "forfeits"], rows, align="rlllrlrrrl")
+    text += "\n" + LEADERBOARD_KEY
+    hidden = len(board.standings) - len(shown)
+    if any(not s.active for s in shown):
         text += "\n* retired: a newer version of the bot plays"
-    if pairs and board.pairs:
+    elif hidden:
+        text += f"\n{plural(hidden, 'retired version')} not shown (--retired shows them)"
+    versions = {s.version for s in shown}
+    met = [p for p in board.pairs if p.a in versions and p.b in versions]
+    if pairs and met:
         text += "\n\n" + table(
             ["A", "B", "games", "W/T/L (A)", "LOS(A>B)"],
             [[p.a, p.b, p.games, f"{p.wins}/{p.ties}/{p.losses}", f"{p.los:.0%}"]
-             for p in board.pairs], align="llrrr")
+             for p in met], align="llrrr")
     return text
 
 
@@ -487,7 +541,7 @@ def match_text(match: Match) -> str:
             lines.append(f"forfeits of {name} ({side.upper()}): {shown}")
     rows = [[i, g.a_seat, g.winner.upper() if g.winner else "-", g.reason.value,
              f"{g.fault.value} by {g.offender.upper()}" if g.fault and g.offender else "",
-             f"{g.rounds[0]}-{g.rounds[1]}"] for i, g in enumerate(result.games)]
+             f"{g.rounds[0]}-{g.rounds[1]}"] for i, g in enumerate(result.games, 1)]
     lines.append(table(["game", "A's seat", "winner", "reason", "forfeit", "rounds A-B"],
                        rows, align="rrllll"))
     if match.seed:
@@ -555,9 +609,10 @@ def _token_revoke(args: argparse.Namespace, client: ArenaClient) -> int:
 
 
 def _add_user(sub: Sub) -> None:
-    p = sub.add_parser("user", help="create users (admins), show who you are",
+    p = sub.add_parser("user", help="create users (admins), register, show who you are",
                        description="Users own bots and tokens.\n\nexamples:\n  tacocat user "
-                                   "create alice\n  tacocat user whoami\n",
+                                   "create alice\n  tacocat user register bob   # open "
+                                   "arenas\n  tacocat user whoami\n",
                        formatter_class=argparse.RawTextHelpFormatter)
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     create = _command(actions, "create", "create a user (admins)", """\
@@ -569,6 +624,16 @@ examples:
 """, _user_create)
     create.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
     create.add_argument("--admin", action="store_true", help="may create users and ladders")
+    register = _command(actions, "register", "make yourself a user (open arenas)", """\
+Make yourself a user and its first token, without an admin, on an arena whose server runs
+with --open-registration (a few registrations per IP per hour). The token is printed once,
+alone on stdout, so this works:
+
+example:
+  export TACOCAT_TOKEN=$(tacocat user register alice --server arena.example.org:50051)
+""", _user_register)
+    register.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
+    register.add_argument("--label", default="", help="a note for the token (default none)")
     _command(actions, "whoami", "the user your token belongs to", """\
 Show the user your token belongs to.
 
@@ -581,6 +646,14 @@ def _user_create(args: argparse.Namespace, client: ArenaClient) -> int:
     user = client.create_user(args.name, admin=args.admin)
     print(f"created {'admin ' if user.admin else ''}user {user.name}; give them a token: "
           f"tacocat token create --user {user.name}")
+    return 0
+
+
+def _user_register(args: argparse.Namespace, client: ArenaClient) -> int:
+    made = client.register(args.name, label=args.label)
+    print(f"registered user {made.info.user}; its token (id {made.info.id}), shown once, "
+          "keep it secret:", file=sys.stderr)
+    print(made.token)
     return 0
 
 

@@ -34,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                             f"(default {DEFAULT_DATA_DIR})")
     group.add_argument("--no-arena", action="store_true",
                        help="serve the referee only: no Redis, no arena API")
+    group.add_argument("--open-registration", action="store_true",
+                       help="let anyone make themselves a user and token (`tacocat user "
+                            "register NAME`), a few per IP per hour; off: admins make users")
 
 
 @dataclass
@@ -109,7 +112,11 @@ def open_arena(args: argparse.Namespace) -> ArenaSetup:
         print(f"arena: the admin token is in {admin.path}", flush=True)
     embedded = "embedded Redis in " + str(data_dir) if not args.redis_url else "Redis"
     print(f"arena: {embedded} at {_redact(setup.redis_url)}", file=sys.stderr, flush=True)
-    setup.service = ArenaService(setup.arena)
+    setup.service = ArenaService(setup.arena,
+                                 open_registration=getattr(args, "open_registration", False))
+    if setup.service.open_registration:
+        print("arena: registration is open: anyone may `tacocat user register NAME`",
+              file=sys.stderr, flush=True)
     return setup
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -14,11 +15,15 @@ Write a starter bot: NAME/NAME.py (a Bot subclass that plays legal, sensible mov
 run as a script, plays a live match with connect()) and NAME/test_NAME.py (its pytest
 test, against the house bots).
 
-then:
+It prints the next commands with this installation's own python and tacocat paths, so
+they work whether or not a virtualenv is active:
   cd NAME
-  python -m pytest test_NAME.py                  # it plays legal games
-  tacocat play NAME.py house:greedy --games 200  # how strong is it?
-  python NAME.py                                 # live, against `tacocat serve`
+  .../python -m pytest test_NAME.py                  # it plays legal games
+  .../tacocat play NAME.py house:greedy --games 200  # how strong is it?
+  .../python NAME.py                                 # live, against `tacocat serve`
+
+example:
+  tacocat new-bot mybot --dir ~/bots
 """
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -158,17 +163,41 @@ def write_bot(name: str, parent: Path, force: bool = False) -> tuple[Path, Path]
     return bot_path, test_path
 
 
+def commands() -> tuple[str, str]:
+    """How to run this Python and this ``tacocat`` from anywhere, venv active or not: the
+    interpreter's absolute path, and the ``tacocat`` script next to it (else ``-m``)."""
+    python = Path(sys.executable)
+    script = python.parent / "tacocat"
+    tacocat = shlex.quote(str(script)) if script.exists() else \
+        f"{shlex.quote(str(python))} -m tacocat.cli"
+    return shlex.quote(str(python)), tacocat
+
+
+def inside_checkout(folder: Path) -> Path | None:
+    """The Tacocat source checkout ``folder`` lies in, if any (found by its files)."""
+    for parent in (folder, *folder.parents):
+        if (parent / "tacocat" / "cli" / "_newbot.py").is_file() and \
+                (parent / "pyproject.toml").is_file():
+            return parent
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         bot_path, test_path = write_bot(args.name, args.dir, args.force)
     except (ValueError, OSError) as exc:
         print(f"tacocat new-bot: {exc}", file=sys.stderr)
         return 2
-    folder = bot_path.parent
-    print(f"wrote {bot_path} and {test_path}\n\nnext:\n"
-          f"  cd {folder}\n"
-          f"  python -m pytest {test_path.name}\n"
-          f"  tacocat play {bot_path.name} house:greedy --games 200\n"
-          f"  tacocat serve &   # in another terminal, then:\n"
-          f"  python {bot_path.name}")
+    folder = bot_path.parent.resolve()
+    python, tacocat = commands()
+    checkout = inside_checkout(folder)
+    note = (f"\n(that is inside the Tacocat checkout {checkout}: fine to try it out; "
+            "--dir DIR keeps your bot in a folder of its own)") if checkout else ""
+    print(f"wrote {bot_path.name} and {test_path.name} into {folder}/{note}\n\n"
+          "next (these work without activating a virtualenv):\n"
+          f"  cd {shlex.quote(str(folder))}\n"
+          f"  {python} -m pytest {test_path.name}\n"
+          f"  {tacocat} play {bot_path.name} house:greedy --games 200\n"
+          f"  {tacocat} serve &   # or in another terminal, then:\n"
+          f"  {python} {bot_path.name}")
     return 0

@@ -8,6 +8,11 @@ from collections.abc import Sequence
 from typing import TextIO
 
 
+def plural(count: int, singular: str, many: str | None = None) -> str:
+    """``1 match``, ``2 matches``: the count with the word in the right number."""
+    return f"{count:,} {singular if count == 1 else many or singular + 's'}"
+
+
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *,
           align: str | None = None) -> str:
     """An aligned text table. ``align`` has one letter per column: ``l`` or ``r``."""

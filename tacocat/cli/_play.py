@@ -14,7 +14,7 @@ from tacocat.referee import DEFAULT_BATCH, play_in_process
 from tacocat.sdk import SdkError
 from tacocat.sdk._loader import load_bot_class
 
-from ._output import Progress, table
+from ._output import Progress, plural, table
 
 DESCRIPTION = """\
 Play a local match between two bots and print a summary table.
@@ -117,7 +117,8 @@ def summary(names: tuple[str, str], scores: list[float], forfeits: list[int], se
             f"{s.score:.3f}", f"[{s.score_low:.3f}, {s.score_high:.3f}]",
             f"{s.elo:+.0f}", f"[{s.elo_low:+.0f}, {s.elo_high:+.0f}]",
         ])
-    head = (f"{len(scores)} games ({len(scores) // 2} duplicate pairs), seed {seed!r}; "
+    head = (f"{plural(len(scores), 'game')} ({plural(len(scores) // 2, 'duplicate pair')}), "
+            f"seed {seed!r}; "
             "score = (wins + ties/2) / games, intervals are 95%\n")
     verdict = (f"\n{names[0]} is stronger" if a.score_low > 0.5 else
                f"\n{names[1]} is stronger" if a.score_high < 0.5 else

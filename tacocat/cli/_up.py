@@ -46,6 +46,7 @@ from tacocat.sdk.arena import (
 )
 
 from ._arena_cmds import leaderboard_text, status_line
+from ._output import plural
 
 DESCRIPTION = f"""\
 Run the whole arena on this machine and play a demo round robin on it:
@@ -523,7 +524,7 @@ class _Bar:
         text = (f"{self.label}: {done}/{total} games ({share:.0%})"
                 + (f", {rate:.0f}/s" if rate else "")
                 + f" · round {status.rounds_completed}/{status.rounds}"
-                + f" · {status.matches_pending} matches queued")
+                + f" · {plural(status.matches_pending, 'match', 'matches')} queued")
         if self.tty:
             width = 30
             filled = int(share * width)
@@ -545,6 +546,6 @@ def _done(status: LadderStatus, playing: int) -> bool:
 
 
 def _note(status: LadderStatus) -> str:
-    return f"· round {status.rounds_completed}/{status.rounds} · {status.matches_pending} " \
-           "matches queued"
+    return f"· round {status.rounds_completed}/{status.rounds} · " \
+           f"{plural(status.matches_pending, 'match', 'matches')} queued"
 

@@ -286,6 +286,14 @@ class ArenaClient:
                            apb.CreateTokenRequest(user=user or "", label=label))
         return NewToken(reply.token, TokenInfo.from_pb(reply.info))
 
+    def register(self, name: str, *, label: str = "") -> NewToken:
+        """Make yourself a user ``name`` and its first token, without an admin: on a server
+        started with ``--open-registration`` (else :class:`InvalidRequestError`), limited
+        per IP (:class:`RateLimitedError`). The token is shown this once."""
+        reply = self._call(self._stub.RegisterUser,
+                           apb.RegisterUserRequest(name=name, label=label))
+        return NewToken(reply.token, TokenInfo.from_pb(reply.info))
+
     def list_tokens(self, user: str | None = None) -> list[TokenInfo]:
         reply = self._call(self._stub.ListTokens, apb.ListTokensRequest(user=user or ""))
         return [TokenInfo.from_pb(t) for t in reply.tokens]

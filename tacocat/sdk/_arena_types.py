@@ -306,6 +306,12 @@ class LadderStatus:
     games_toward_target: int
     complete: bool
 
+    @property
+    def waiting_for_opponents(self) -> bool:
+        """Fewer than two versions play: nothing is scheduled or rated until another bot
+        joins (or a pending version passes its smoke game)."""
+        return self.playing < 2
+
     @classmethod
     def from_pb(cls, msg: apb.LadderStatus) -> LadderStatus:
         return cls(msg.ladder, msg.version, msg.entries, msg.playing, msg.rounds,

@@ -137,7 +137,8 @@ class BotSession:
             self.finished = True
             self.end_detail = msg.match_end.detail
         elif kind == "error":
-            code, text = protocol.error_code_name(msg.error.code), msg.error.message
+            code = protocol.error_code_name(msg.error.code)
+            text = _without_code(code, msg.error.message)
             if msg.error.fatal:
                 raise RefereeError(code, text)
             self.errors.append((code, text))
@@ -221,3 +222,13 @@ class BotSession:
 
 def _micros(since: float) -> int:
     return max(0, round((time.monotonic() - since) * 1_000_000))
+
+
+def _without_code(code: str, message: str) -> str:
+    """The referee's text without a leading repeat of its code: a forfeit's message starts
+    with the fault (``illegal_action: ...``), which the code (``ILLEGAL_ACTION``) already
+    says, and ``ILLEGAL_ACTION: illegal_action: ...`` reads as a stutter."""
+    head, sep, rest = message.partition(":")
+    if sep and head.strip().lower() == code.lower():
+        return rest.strip() or message
+    return message

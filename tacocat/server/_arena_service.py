@@ -31,6 +31,8 @@ from tacocat.arena import (
     AlreadyExists,
     Arena,
     ArenaError,
+    DuplicateSubmission,
+    FailedPrecondition,
     InvalidArgument,
     LadderStatus,
     Leaderboard,
@@ -61,6 +63,7 @@ from ._arena_convert import (
 from ._arena_delta import DeltaEncoder
 from ._arena_feed import Feeds
 from ._auth import token_from_metadata
+from ._limits import peer_subject
 
 log = logging.getLogger("tacocat.server.arena")
 
@@ -71,6 +74,8 @@ _Q = TypeVar("_Q")
 
 REQUEST_MARGIN: Final = 64 * 1024
 """Room in the largest accepted request for the fields around an upload at the limit."""
+OVERSIZE_FACTOR: Final = 4
+"""Uploads up to this many times the limit still reach the arena's readable refusal."""
 MAX_LIST_MATCHES: Final = 1000
 MAX_DETAILS: Final = 1000
 """Longest status message sent (messages quote what the caller sent, which may be huge)."""
@@ -105,18 +110,23 @@ class ArenaService(apb_grpc.ArenaServicer):
 
     ``web_url`` is what ``GetServerInfo`` reports as the web leaderboard (empty: none);
     ``referee`` whether the Referee is served alongside. ``threads`` bounds the facade calls
-    running at once.
+    running at once. ``open_registration``: anyone may ``RegisterUser`` (rate-limited per
+    IP); off, only admins make users.
     """
 
     name: str = ARENA_SERVICE
 
     def __init__(self, arena: Arena, *, web_url: str = "", referee: bool = True,
                  threads: int = 16, watch_debounce: float = 0.1,
-                 watch_refresh: float = 30.0) -> None:
+                 watch_refresh: float = 30.0, open_registration: bool = False) -> None:
         self.arena = arena
+        self.open_registration = open_registration
         self.web_url = web_url
         self.referee = referee
-        self.max_request_bytes = arena.limits.max_upload_bytes + REQUEST_MARGIN
+        # gRPC refuses a larger message before any handler runs, with its own terse text;
+        # up to OVERSIZE_FACTOR times the limit, the arena refuses it with the message the CLI
+        # gives (a raw gRPC client sees the same words).
+        self.max_request_bytes = arena.limits.max_upload_bytes * OVERSIZE_FACTOR + REQUEST_MARGIN
         self.max_response_bytes = MAX_ARENA_RESPONSE
         self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="arena")
         self.feeds = Feeds(arena, self._fetch_update, debounce=watch_debounce,
@@ -214,13 +224,31 @@ class ArenaService(apb_grpc.ArenaServicer):
         return user_to_pb(user)
 
     @_refusals
+    async def RegisterUser(self, request: apb.RegisterUserRequest,
+                           context: Context) -> apb.CreateTokenResponse:
+        if not self.open_registration:
+            raise FailedPrecondition(
+                "this arena does not take registrations: ask an admin for an account "
+                "(tacocat user create NAME, then tacocat token create --user NAME), or run "
+                "the server with --open-registration")
+        await self.user(context, required=False)  # a token that is sent must be valid
+        user, token = await self.run(self.arena.register_user, request.name,
+                                     client=peer_subject(context.peer()),
+                                     label=request.label)
+        log.info("registered user %s from %s", user.name, context.peer())
+        return self._token_reply(token, user.name, request.label)
+
+    @_refusals
     async def CreateToken(self, request: apb.CreateTokenRequest,
                           context: Context) -> apb.CreateTokenResponse:
         actor = await self.actor(context)
         target = request.user or actor.name
         token = await self.run(self.arena.create_token, actor, target, label=request.label)
+        return self._token_reply(token, target, request.label)
+
+    def _token_reply(self, token: str, user: str, label: str) -> apb.CreateTokenResponse:
         digest = hashlib.sha256(token.encode()).hexdigest()
-        info = apb.TokenInfo(id=digest[:16], user=target, label=request.label,
+        info = apb.TokenInfo(id=digest[:16], user=user, label=label,
                              created_at=self.arena.clock())
         return apb.CreateTokenResponse(token=token, info=info)
 
@@ -246,8 +274,17 @@ class ArenaService(apb_grpc.ArenaServicer):
         actor = await self.actor(context)
         if request.ladder:  # refuse an unknown ladder before storing anything
             await self.run(self.arena.get_ladder, request.ladder)
-        version = await self.run(self.arena.submit_bot, actor, request.bot, request.filename,
-                                 request.data)
+        try:
+            version = await self.run(self.arena.submit_bot, actor, request.bot,
+                                     request.filename, request.data)
+        except DuplicateSubmission as exc:
+            if not request.ladder:
+                raise
+            name = exc.version.partition("/")[2].rpartition("@")[0]
+            raise AlreadyExists(
+                f"{request.filename} is already {exc.version}; add it to this ladder with "
+                f"`tacocat ladder join {request.ladder} {name}` (to submit a new version, "
+                "change the code)") from None
         reply = apb.SubmitBotResponse(version=version_to_pb(version))
         if request.ladder:
             try:

@@ -27,7 +27,7 @@ import os
 import socket
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -35,7 +35,15 @@ from typing import TYPE_CHECKING, Any, Final
 from redis import Redis
 from rq import get_current_job
 
-from tacocat.arena import Arena, MatchResult, MatchStatus, NotFound, VersionStatus, unpack
+from tacocat.arena import (
+    Arena,
+    ArenaError,
+    MatchResult,
+    MatchStatus,
+    NotFound,
+    VersionStatus,
+    unpack,
+)
 from tacocat.engine import STANDARD, Reason, duplicate_pairs
 from tacocat.protocol import MAX_BATCH
 
@@ -157,7 +165,9 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
                          batch=min(ladder.batch or settings.batch, MAX_BATCH),
                          startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
-            played = player.play(match.schedule())
+            _watched(arena.start_live, match, ctx.worker)
+            played = player.play(match.schedule(), on_game=lambda game: _watched(
+                arena.add_live_game, match, game.record))
     recording = time.perf_counter()
     result = MatchResult.from_records(played.records, match.a, match.b,
                                       recording - started, a_seats=played.a_seats,
@@ -165,6 +175,7 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     done = arena.record_match(match.id, result,
                               enqueue=queue.enqueue_match if queue is not None else None,
                               on_refit=metrics.observe_refit if metrics is not None else None)
+    _watched(arena.end_live, match)
     ended = time.perf_counter()
     report = MatchReport(
         match.id, "recorded" if done.recorded else "duplicate",
@@ -176,6 +187,14 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     _count(arena, played, report)
     _log_match(match.a, match.b, played, report)
     return report
+
+
+def _watched(step: Callable[..., None], *args: Any) -> None:
+    """A step of the live copy for watchers: a failure there must never cost the match."""
+    try:
+        step(*args)
+    except ArenaError as exc:
+        log.warning("live view of a match: %s", exc)
 
 
 def _unpack(arena: Arena, version_id: str, folder: Path) -> BotSpec:

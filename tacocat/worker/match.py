@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tacocat.engine import GameRecord, Ruleset, ScheduledGame
+from tacocat.engine import GameRecord, MatchGame, Ruleset, ScheduledGame
 from tacocat.referee import (
     DEFAULT_BATCH,
     DEFAULT_MAX_STRIKES,
@@ -124,13 +124,16 @@ class MatchPlayer:
                 side.close()
         self.timings.bot_stop += self.clock() - started
 
-    def play(self, schedule: Sequence[ScheduledGame]) -> PlayedMatch:
-        """Play ``schedule``, players named by the sides' names (A's first when A sits in 0)."""
+    def play(self, schedule: Sequence[ScheduledGame],
+             on_game: Callable[[MatchGame], None] | None = None) -> PlayedMatch:
+        """Play ``schedule``, players named by the sides' names (A's first when A sits in 0);
+        ``on_game`` gets each game as soon as it ends (watchers follow the match live)."""
         a, b = self._sides
         started = self.clock()
         try:
             played = play_match((a.seat, b.seat), schedule, names=(a.bot.name, b.bot.name),
-                                rules=self.rules, batch=self.batch, policy=self.policy)
+                                rules=self.rules, batch=self.batch, policy=self.policy,
+                                on_game=on_game)
         except NoBotStartedError as exc:
             raise MatchError(str(exc)) from exc
         finally:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,3 +28,98 @@ def tacocat(*args: str, cwd: Path, env: Mapping[str, str] | None = None,
     return subprocess.run([sys.executable, "-m", "tacocat.cli", *args], cwd=cwd,
                           env=dict(env) if env is not None else clean_env(),
                           capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (by parent links in /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+class ArenaProcesses:
+    """``tacocat serve`` (embedded Redis, free ports) and one ``tacocat worker`` in ``home``,
+    as a user starts them; :meth:`start` returns the gRPC address (``web`` is the web UI's
+    URL), :meth:`stop` ends them and checks that nothing they started is left."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.processes: list[subprocess.Popen[str]] = []
+        self.logs: list[str] = []
+        self.spawned: set[int] = set()
+        self.web = ""
+        self.address = ""
+
+    def _start(self, *args: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen([sys.executable, "-m", "tacocat.cli", *args], cwd=self.home,
+                                   env=clean_env(), stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+        self.processes.append(process)
+        return process
+
+    def start(self) -> str:
+        serve = self._start("serve", "--port", "0", "--web-port", "0", "--log-level", "WARNING")
+        assert serve.stdout is not None
+        address = redis_url = ""
+        for line in serve.stdout:
+            self.logs.append(line)
+            if found := re.search(r"at (redis://\S+)", line):
+                redis_url = found.group(1)
+            if found := re.search(r"web UI on (\S+)", line):
+                self.web = found.group(1).rstrip("/")
+            if found := re.search(r"referee listening on (\S+)", line):
+                address = found.group(1)
+                break
+        assert address and redis_url, "".join(self.logs)
+        self.address = address
+        self._drain(serve)
+        worker = self._start("worker", "--workers", "1", "--redis-url", redis_url,
+                             "--log-level", "WARNING")
+        self._drain(worker)
+        return address
+
+    def _drain(self, process: subprocess.Popen[str]) -> None:
+        def read() -> None:
+            assert process.stdout is not None
+            self.logs.extend(process.stdout)
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def stop(self) -> None:
+        for process in self.processes:
+            self.spawned |= descendants(process.pid)
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+        left = [pid for pid in self.spawned if alive(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert not left, f"processes left behind: {left}"

@@ -27,7 +27,8 @@ from .helpers import clean_env, tacocat
 COMMANDS = [
     ["submit"], ["bot", "list"], ["bot", "versions"], ["ladder", "create"], ["ladder", "join"],
     ["ladder", "status"], ["ladder", "list"], ["leaderboard"], ["match"], ["token", "create"],
-    ["token", "list"], ["token", "revoke"], ["user", "create"], ["user", "whoami"], ["up"],
+    ["token", "list"], ["token", "revoke"], ["user", "create"], ["user", "register"],
+    ["user", "whoami"], ["up"],
 ]
 
 
@@ -128,14 +129,42 @@ def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
     refused = served.run("ladder", "create", "main", token=alice)
     assert refused.returncode == 1 and "only admins may create ladders" in refused.stderr
     created = served.run("ladder", "create", "main", "--games-per-pairing", "4",
-                         "--games-per-match", "2", token=admin)
+                         "--games-per-match", "2", "--no-house", token=admin)
     assert created.returncode == 0, created.stderr
     assert "4 games per pairing in 2 matches of 2" in created.stdout
+    assert "house" not in created.stdout
 
     submitted = served.run("submit", str(bot), "--ladder", "main", token=alice)
     assert submitted.returncode == 0, submitted.stderr
-    assert "submitted alice/mybot@1" in submitted.stdout and "joined ladder main" in \
-        submitted.stdout
+    assert "submitted alice/mybot@1" in submitted.stdout
+    # Not "joined": the smoke game may still reject it.
+    assert "joined" not in submitted.stdout
+    assert "plays in ladder main once its smoke game passes" in submitted.stdout
+    # One bot alone: waiting, never "complete", and no "games 0/0 (100%)".
+    lonely = served.run("ladder", "status", "main")
+    assert "1 bot (0 playing) · waiting for opponents" in lonely.stdout, lonely.stdout
+    assert "complete" not in lonely.stdout and "0/0" not in lonely.stdout
+
+    # The same file for a second ladder: refused, saying how to enter the bot there.
+    served.run("ladder", "create", "second", "--no-house", token=admin)
+    again = served.run("submit", str(bot), "--ladder", "second", token=alice)
+    assert again.returncode == 1
+    assert ("mybot.py is already alice/mybot@1; add it to this ladder with `tacocat ladder "
+            "join second mybot`") in again.stderr, again.stderr
+    assert "joined" not in again.stdout
+    joined = served.run("ladder", "join", "second", "mybot", token=alice)
+    assert joined.returncode == 0 and "alice/mybot joined ladder second" in joined.stdout
+
+    # By default a new ladder gets the house bots as baseline opponents.
+    housed = served.run("ladder", "create", "housed", token=admin)
+    assert housed.returncode == 0, housed.stderr
+    assert re.search(r"house bots: house/random@\d+, house/greedy@\d+, house/strong@\d+",
+                     housed.stdout), housed.stdout
+    status = served.run("ladder", "status", "housed")
+    assert "3 bots (0 playing) · waiting for opponents" in status.stdout, status.stdout
+    # ... through a token made for it and revoked at once.
+    tokens = served.run("token", "list", "--user", "house", token=admin)
+    assert tokens.returncode == 0 and "house bots for ladder" not in tokens.stdout
     listed = served.run("bot", "list")
     assert re.search(r"mybot\s+alice\s+1\s+-", listed.stdout), listed.stdout
     versions = served.run("bot", "versions", "alice/mybot")
@@ -154,6 +183,10 @@ def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
     assert theft.returncode == 1 and "belongs to 'alice'" in theft.stderr
     joined = served.run("ladder", "join", "main", "alice/mybot", token=bob)
     assert joined.returncode == 1 and "only its owner" in joined.stderr
+    # Self-service accounts are off unless the server opens them.
+    register = served.run("user", "register", "carl", cwd=tmp_path)
+    assert register.returncode == 1 and "does not take registrations" in register.stderr
+    assert "--open-registration" in register.stderr
 
 
 def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) -> None:
@@ -175,7 +208,9 @@ def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) ->
 
     board = served.run("leaderboard", "results")
     assert board.returncode == 0, board.stderr
-    assert "ladder results · 1 matches recorded" in board.stdout
+    assert "ladder results · 1 match recorded" in board.stdout  # not "1 matches"
+    assert "ranked by rating" in board.stdout and "live Elo: the running per-game" in \
+        board.stdout
     for header in ("#", "bot", "version", "owner", "rating", "95%", "Elo", "games", "W/T/L",
                    "forfeits"):
         assert header in board.stdout.splitlines()[1]
@@ -189,6 +224,9 @@ def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) ->
     shown = served.run("match", match_id, "--replays", str(tmp_path / "m.jsonl"))
     assert shown.returncode == 0, shown.stderr
     assert f"match {match_id}" in shown.stdout and "seed" in shown.stdout
+    numbers = [line.split()[0] for line in shown.stdout.splitlines()
+               if re.match(r"\s*\d+\s+[01]\s", line)]
+    assert numbers == ["1", "2"], shown.stdout  # games are numbered from 1, as on the web
     lines = (tmp_path / "m.jsonl").read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["players"]
     assert match_id in served.run("match", "--ladder", "results").stdout
@@ -204,3 +242,41 @@ def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) ->
     finally:
         watch.terminate()
         watch.wait(10)
+
+
+def test_leaderboard_help_says_which_column_ranks(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["leaderboard", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert 'Which column orders the table: "rating"' in text
+    assert '"live Elo" is the per-game estimate' in text and "--retired" in text
+
+
+def test_a_rejected_submission_never_said_it_joined(served: Served, tmp_path: Path) -> None:
+    arena = Arena(redis_py.Redis.from_url(served.redis_url))
+    admin = arena.authenticate(served.admin_token)
+    arena.create_ladder(admin, "strict", games_per_pairing=4, games_per_match=2)
+    arena.create_user(admin, "greta")
+    token = arena.create_token(admin, "greta")
+    bot = tmp_path / "fragile.py"
+    bot.write_text("from tacocat.engine.bots import GreedyBot\n\n\n"
+                   "class Fragile(GreedyBot):\n    pass\n")
+    waiting = subprocess.Popen(
+        [sys.executable, "-m", "tacocat.cli", "submit", str(bot), "--ladder", "strict",
+         "--wait", "--wait-timeout", "60"],
+        cwd=tmp_path, env=served.env(token), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        assert waiting.stdout is not None
+        first = waiting.stdout.readline()
+        assert "submitted greta/fragile@1" in first, first
+        # The smoke game fails (as a worker would record it).
+        arena.reject_version("greta/fragile@1", "crash: the bot raised ValueError")
+        out, err = waiting.communicate(timeout=30)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait(10)
+    assert waiting.returncode == 1, err
+    assert "greta/fragile@1 was rejected: crash: the bot raised ValueError" in out
+    assert "joined" not in first + out and "plays in ladder" not in first + out

@@ -16,40 +16,11 @@ import pytest
 
 from tacocat.engine import HOUSE_BOTS
 
-from .helpers import clean_env, tacocat
+from .helpers import alive, clean_env, descendants, tacocat
 
 pytestmark = pytest.mark.slow
 
 TINY = ["--port", "0", "--web-port", "0", "--games-per-pairing", "4", "--games-per-match", "2"]
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process below ``pid`` (by parent links in /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def test_up_plays_the_demo_and_ctrl_c_stops_everything(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 import redis as redis_py
 
 import tacocat.server._arena_service as arena_service
-from tacocat.arena import Arena
+from tacocat.arena import Arena, RateLimit, RateLimits
 from tacocat.engine import STANDARD, Ruleset
 from tacocat.sdk import (
     AlreadyExistsError,
@@ -28,6 +28,7 @@ from tacocat.sdk import (
     InvalidRequestError,
     NotFoundError,
     PermissionDeniedError,
+    RateLimitedError,
     ServerUnavailableError,
 )
 from tacocat.sdk.arena import LeaderboardUpdate, MatchStatus, VersionStatus
@@ -206,11 +207,12 @@ def test_bad_uploads_are_refused_with_the_rule(field: ApiField, connect: ClientF
         alice.submit_bytes("empty.zip", _zip({"main.py": b"x = 1\n"}), "zipped")
     # Just over the arena's limit: the arena's own refusal, through gRPC's size limit.
     big = b"# " + b"x" * (1024 * 1024) + b"\n"
-    with pytest.raises(InvalidRequestError, match=r"1048576|1 MiB|limit") as caught:
+    words = "more than the server accepts; keep a submission under 1024 KiB"
+    with pytest.raises(InvalidRequestError, match=words) as caught:
         alice.submit_bytes("big.py", big, "big")
     assert caught.value.status == "INVALID_ARGUMENT"
-    # Far over it: gRPC refuses the message; the client says what happened.
-    with pytest.raises(InvalidRequestError, match="more than the server accepts"):
+    # Far over it: gRPC refuses the message; the client says the same words.
+    with pytest.raises(InvalidRequestError, match=words):
         alice.submit_bytes("huge.py", big * 2, "huge")
     with pytest.raises(InvalidRequestError, match="bot name"):
         alice.submit_bytes("x.py", bot_source("x"), "Bad Name")
@@ -261,7 +263,9 @@ def test_ladders_are_admin_made_and_bots_join(field: ApiField, connect: ClientFa
 
     field.arena.activate_version("alice/tacobot@2")
     status = connect().ladder_status("main")
-    assert (status.entries, status.playing, status.complete) == (1, 1, True)
+    # One bot alone is waiting for opponents, never "complete" (issue 13).
+    assert (status.entries, status.playing, status.complete) == (1, 1, False)
+    assert status.waiting_for_opponents
     with pytest.raises(NotFoundError, match="no ladder"):
         connect().ladder_status("nope")
 
@@ -476,3 +480,31 @@ def test_the_referee_on_the_same_port_knows_arena_tokens(field: ApiField,
         connect(GreedyBot(), running.address, "tct_" + "z" * 43, games=2,
                 opponent="house:random")
     assert refused.value.code == "UNAUTHENTICATED"
+
+
+def test_registration_is_off_by_default_and_open_on_request(redis: redis_py.Redis) -> None:
+    closed = Arena(redis)
+    with serve_in_thread(closed) as server, ArenaClient(server.address, timeout=10.0) as anon:
+        with pytest.raises(InvalidRequestError, match="does not take registrations") as no:
+            anon.register("mallory")
+        assert no.value.status == "FAILED_PRECONDITION"
+        assert "--open-registration" in str(no.value)
+    assert redis.exists(closed.keys.user("mallory")) == 0  # nothing stored
+
+    # Open: anyone makes a user and its first token, without an admin; two per IP here.
+    limited = Arena(redis, rate_limits=RateLimits(submissions=None,
+                                                  registrations=RateLimit(2, 1 / 3600)))
+    with serve_in_thread(limited, open_registration=True) as server, \
+            ArenaClient(server.address, timeout=10.0) as anon:
+        made = anon.register("erin", label="laptop")
+        assert made.token.startswith("tct_") and made.info.user == "erin"
+        with ArenaClient(server.address, made.token, timeout=10.0) as erin:
+            me = erin.whoami()
+            assert me.name == "erin" and not me.admin
+            assert [t.label for t in erin.list_tokens()] == ["laptop"]
+            erin.submit_bytes("bot.py", b"# erin's bot\n", "first")  # a real user
+        with pytest.raises(AlreadyExistsError):
+            anon.register("erin")  # the name is taken (this costs a registration too)
+        with pytest.raises(RateLimitedError, match=r"too many registrations from 127\.0\.0\.1"):
+            anon.register("frank")
+    assert redis.exists(limited.keys.user("frank")) == 0

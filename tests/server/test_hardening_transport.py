@@ -111,12 +111,13 @@ def test_every_transport_limit_is_set_explicitly() -> None:
         "grpc.absolute_max_metadata_size": 8192,
         "grpc.so_reuseport": 0,
     }
-    # With the arena on the same port, the receive limit rises to an upload at the limit
-    # plus room for the request around it; nothing else changes.
+    # With the arena on the same port, the receive limit rises to four uploads at the limit
+    # (so an oversized upload gets the arena's readable refusal) plus room for the request
+    # around it; nothing else changes.
     arena = Arena(redis_py.Redis())  # never connects: only its limits are read
     server = RefereeServer(config, services=[ArenaService(arena)])
     served = dict(server._grpc_options())
-    assert served["grpc.max_receive_message_length"] == 1024 * 1024 + 64 * 1024
+    assert served["grpc.max_receive_message_length"] == 4 * 1024 * 1024 + 64 * 1024
     assert served["grpc.max_send_message_length"] == 64 * 1024 * 1024
     assert {k: v for k, v in served.items() if "message_length" not in k} == {
         k: v for k, v in options.items() if "message_length" not in k}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import redis as redis_py
 
-from tacocat.arena import Match
+from tacocat.arena import Match, decompress_replays
 from tacocat.arena._valkey import EmbeddedValkey
 from tacocat.engine import Reason
 from tacocat.server.web import WebServer, replay_view
@@ -60,6 +60,10 @@ def main(argv: list[str]) -> int:
         asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
         base = server.url.rstrip("/")
         match, game, step = pick_step(ladder)
+        running = ladder.arena.get_match(ladder.pending[0])  # shown as being played
+        ladder.arena.start_live(running, worker="demo")
+        for record in decompress_replays(ladder.base.play(running).replays)[:3]:
+            ladder.arena.add_live_game(running, record)
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -68,18 +72,23 @@ def main(argv: list[str]) -> int:
                 desk.wait_for_selector("#live[data-state=live]")
                 desk.screenshot(path=str(out / "ladder.png"),
                                 clip={"x": 0, "y": 0, "width": 1280, "height": 1240})
-                desk.goto(f"{base}/matches/{match.id}?game={game}#step-{step}")
+                desk.goto(f"{base}/matches/{match.id}?game={game + 1}#step-{step}")
                 desk.wait_for_selector("#viewer[data-step]")
                 desk.locator("#viewer").screenshot(path=str(out / "replay.png"))
                 desk.goto(f"{base}/")
                 desk.screenshot(path=str(out / "home.png"))
+                desk.goto(f"{base}/live/{running.id}?game=3#step-12")
+                desk.wait_for_selector("#viewer[data-step]")
+                desk.screenshot(path=str(out / "live.png"), full_page=True)
+                desk.goto(f"{base}/bots/alice/tacobot")
+                desk.screenshot(path=str(out / "bot.png"), full_page=True)
                 phone = browser.new_page(viewport={"width": 390, "height": 844},
                                          device_scale_factor=2, is_mobile=True,
                                          has_touch=True)
                 phone.goto(f"{base}/ladders/main")
                 phone.wait_for_selector("#live[data-state=live]")
                 phone.screenshot(path=str(out / "ladder-phone.png"), full_page=False)
-                phone.goto(f"{base}/matches/{match.id}?game={game}#step-{step}")
+                phone.goto(f"{base}/matches/{match.id}?game={game + 1}#step-{step}")
                 phone.wait_for_selector("#viewer[data-step]")
                 phone.screenshot(path=str(out / "replay-phone.png"), full_page=False)
                 browser.close()

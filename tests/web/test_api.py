@@ -201,8 +201,8 @@ def test_every_game_replays_step_by_step_as_recorded(ladder: Ladder, redis_url: 
         for match in matches:
             records = arena.match_replays(match.id)
             for i, record in enumerate(records):
-                data = await get_json(client, f"/api/matches/{match.id}/games/{i}")
-                assert data["record"] == record.to_json()
+                data = await get_json(client, f"/api/matches/{match.id}/games/{i + 1}")
+                assert data["record"] == record.to_json() and data["game"] == i + 1
                 assert data["players"] == [match.a, match.b][::1 if i % 2 == 0 else -1]
                 steps = data["steps"]
                 assert [s["index"] for s in steps] == list(range(len(steps)))
@@ -257,8 +257,9 @@ def test_unknown_and_malformed_names_are_not_found(ladder: Ladder, redis_url: st
         for path in ("/api/ladders/nope", "/api/ladders/nope/crosstable",
                      "/api/ladders/nope/history", "/api/ladders/nope/events",
                      "/api/ladders/Bad%20Name", "/api/matches/main.1.0000000000000000",
-                     "/api/matches/garbage", f"/api/matches/{match.id}/games/4",
-                     f"/api/matches/{match.id}/games/-1", f"/api/matches/{match.id}/games/x"):
+                     "/api/matches/garbage", f"/api/matches/{match.id}/games/5",
+                     f"/api/matches/{match.id}/games/0", f"/api/matches/{match.id}/games/-1",
+                     f"/api/matches/{match.id}/games/x"):
             data = await get_json(client, path, 404)
             assert data["status"] == 404 and data["message"]
         for path in ("/ladders/nope", "/matches/garbage", "/no/such/page"):
@@ -276,7 +277,7 @@ def test_pages_carry_no_inline_script(ladder: Ladder, redis_url: str) -> None:
     match = ladder.recorded()[0]
 
     async def check(client: TestClient[Any, Any]) -> None:
-        for path in ("/", "/ladders/main", f"/matches/{match.id}?game=1"):
+        for path in ("/", "/ladders/main", f"/matches/{match.id}?game=2"):
             text = await get_html(client, path)
             for script in re.findall(r"<script[^>]*>", text):
                 assert 'type="application/json"' in script or " src=" in script, script
@@ -298,15 +299,15 @@ def test_markup_in_names_is_escaped_in_html_and_kept_in_json(
         data = await get_json(client, "/api/ladders/main")
         row = next(r for r in data["standings"] if r["version"] == evil)
         assert row["name"] == HOSTILE and row["forfeits"] == {HOSTILE_FAULT: 1}
-        for path in ("/ladders/main", f"/matches/{match.id}?game=0"):
+        for path in ("/ladders/main", f"/matches/{match.id}?game=1"):
             text = await get_html(client, path)
             assert "<script>alert" not in text and "<img src=x" not in text
         page = await get_html(client, "/ladders/main")
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
         assert "&lt;img src=x onerror=alert(2)&gt;" in page
-        viewer = await get_html(client, f"/matches/{match.id}?game=0")
+        viewer = await get_html(client, f"/matches/{match.id}?game=1")
         assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e#0" in viewer
-        game = await get_json(client, f"/api/matches/{match.id}/games/0")
+        game = await get_json(client, f"/api/matches/{match.id}/games/1")
         assert game["players"] == [f"{HOSTILE}#0", HOSTILE_FAULT]
 
     run(ladder, redis_url, check)
@@ -338,7 +339,8 @@ def test_event_stream_sends_an_update_per_recorded_match(
         first = await asyncio.wait_for(next_event(response.content), 5)
         version = first["version"]
         assert first["event"] == "update" and first["id"] == str(version)
-        assert set(first["html"]) == {"status", "standings", "chart", "crosstable", "recent"}
+        assert set(first["html"]) == {"status", "livenow", "standings", "chart", "crosstable",
+                                  "recent"}
         match = await asyncio.to_thread(ladder.record_next)
         while True:
             update = await asyncio.wait_for(next_event(response.content), 5)

@@ -110,7 +110,7 @@ def test_replay_viewer_steps_through_a_whole_game_as_recorded(
     assert longest is not None
     _, match, game, record = longest
     want = expected_steps(record.to_json())
-    page.goto(f"{live_server.url}/matches/{match.id}?game={game}#viewer")
+    page.goto(f"{live_server.url}/matches/{match.id}?game={game + 1}#viewer")
     page.wait_for_selector("#viewer[data-step='0']")
     players = page.inner_text("#players")
     assert record.players[0] in players and record.players[1] in players
@@ -177,7 +177,9 @@ def test_markup_in_bot_names_renders_as_text(
         assert row.locator(".bot-name").inner_text() == HOSTILE
         assert row.locator(".forfeits").inner_text() == f"{HOSTILE_FAULT} ×1"
         assert HOSTILE in page.inner_text("#crosstable")
-        assert HOSTILE in page.inner_text("#chart")
+        # (not in #chart: the injected version has no bot that plays it, so it counts as
+        # retired, and the chart leaves retired versions out)
+        assert HOSTILE not in page.inner_text("#chart")
         assert HOSTILE in page.inner_text("#recent")
         assert page.locator("main script, main img").count() == 0
         assert page.evaluate("document.querySelectorAll('script:not([src])').length") == 0
@@ -187,7 +189,7 @@ def test_markup_in_bot_names_renders_as_text(
     page.wait_for_selector(f"#recent tr[data-match='{match.id}']")
     check_ladder()
     hostile = record_with_hostile_players(ladder)
-    page.goto(f"{live_server.url}/matches/{hostile.id}?game=1")
+    page.goto(f"{live_server.url}/matches/{hostile.id}?game=2")
     page.wait_for_selector("#viewer[data-step='0']")
     assert page.inner_text("#seat-0 .seat-name") == f"{HOSTILE}#1"
     assert page.inner_text("#seat-1 .seat-name") == HOSTILE_FAULT
@@ -196,7 +198,7 @@ def test_markup_in_bot_names_renders_as_text(
     assert not page_errors, page_errors
 
 
-@pytest.mark.parametrize("path", ["/", "/ladders/main", "/matches/{match}?game=0"])
+@pytest.mark.parametrize("path", ["/", "/ladders/main", "/matches/{match}?game=1"])
 def test_pages_fit_a_phone(live_server: ServerThread, browser: Any, ladder: Any,
                            path: str) -> None:
     context = browser.new_context(viewport={"width": 360, "height": 740}, is_mobile=True,

@@ -1,4 +1,5 @@
-"""The web UI of the arena: live leaderboards, crosstables, rating charts and a replay viewer.
+"""The web UI of the arena: live leaderboards, crosstables, rating charts, a replay viewer,
+bot and user pages, and matches watched while they are played.
 
 An aiohttp application (:func:`create_app`) on the synchronous :class:`tacocat.arena.Arena`
 facade, with HTML pages (plain HTML, CSS and vanilla JavaScript; no build step), the same

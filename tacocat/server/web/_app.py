@@ -4,7 +4,10 @@ Pages::
 
     GET /                                     ladders with their progress
     GET /ladders/{name}                       standings, chart, crosstable, recent (live)
-    GET /matches/{id}[?game=I]                a match's games and the replay viewer
+    GET /matches/{id}[?game=N]                the replay viewer (game N, from 1), the games
+    GET /live/{id}[?game=N]                   a running match, followed game by game
+    GET /bots/{owner}/{name}                  versions, ratings, recent matches, head to head
+    GET /users/{name}                         a user's bots
 
 JSON::
 
@@ -14,9 +17,12 @@ JSON::
     GET /api/ladders/{name}/history           live Elo after every recorded match
     GET /api/ladders/{name}/matches[?count=N] the results log, newest first
     GET /api/ladders/{name}/events            server-sent events: one ``update`` per change
+    GET /api/ladders/{name}/update            the same update once (the page's fallback)
     GET /api/matches/{id}                     a match and its per-game results
-    GET /api/matches/{id}/games/{i}           game ``i``: replay record and viewer steps
+    GET /api/matches/{id}/games/{n}           game ``n`` (from 1): replay record, viewer steps
     GET /api/matches/{id}/replays.jsonl.gz    every replay record, as stored
+    GET /api/matches/{id}/live                server-sent events: ``game`` as each game of a
+                                              running match ends, ``done`` when recorded
     GET /healthz                              200 when Redis answers
 
 The arena calls are synchronous (the :class:`Arena` facade on a sync Redis client); every
@@ -34,14 +40,15 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from aiohttp import web
 
-from tacocat.arena import Arena, ArenaError, NotFound, RedisUnavailable
+from tacocat.arena import Arena, ArenaError, MatchStatus, NotFound, RedisUnavailable
 from tacocat.arena.history import rating_history
 from tacocat.engine import RecordError
 
-from . import _data, _render
+from . import _data, _people, _render
 from ._live import LiveHub
 from ._metrics import add_metrics_route
 
@@ -57,6 +64,8 @@ class WebSettings:
     ping_seconds: float = 15.0
     min_interval: float = 0.25
     retry_ms: int = 2000
+    live_poll_seconds: float = 1.0
+    """How often a live viewer's stream looks for a newly finished game."""
 
 
 ARENA: web.AppKey[Arena] = web.AppKey("arena", Arena)
@@ -99,15 +108,20 @@ def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
         web.get("/", home),
         web.get("/ladders/{name}", ladder_page),
         web.get("/matches/{id}", match_page),
+        web.get("/live/{id}", live_page),
+        web.get("/bots/{owner}/{name}", bot_page),
+        web.get("/users/{name}", user_page),
         web.get("/api/ladders", api_ladders),
         web.get("/api/ladders/{name}", api_ladder),
         web.get("/api/ladders/{name}/crosstable", api_crosstable),
         web.get("/api/ladders/{name}/history", api_history),
         web.get("/api/ladders/{name}/matches", api_ladder_matches),
         web.get("/api/ladders/{name}/events", api_events),
+        web.get("/api/ladders/{name}/update", api_ladder_update),
         web.get("/api/matches/{id}", api_match),
         web.get("/api/matches/{id}/games/{game}", api_game),
         web.get("/api/matches/{id}/replays.jsonl.gz", api_replays),
+        web.get("/api/matches/{id}/live", api_live_events),
         web.get("/healthz", healthz),
     ]
     app.add_routes(routes)
@@ -221,8 +235,8 @@ async def match_page(request: web.Request) -> web.Response:
     game: int | None = None
     data: dict[str, Any] | None = None
     problem: str | None = None
-    if view.records:
-        game = _int_param(request, "game", 0, 0, len(view.records) - 1)
+    if view.records:  # ?game= numbers games from 1, as every page and the CLI do
+        game = _int_param(request, "game", 1, 1, len(view.records)) - 1
         try:
             data = await _call(_data.game_json, view, game)
         except RecordError as exc:
@@ -230,6 +244,34 @@ async def match_page(request: web.Request) -> web.Response:
     elif view.match.result is not None:
         problem = "The worker kept no replays for this match."
     return _html(_render.match_page(request.app[STATIC], view, game, data, problem))
+
+
+async def live_page(request: web.Request) -> web.Response:
+    arena = request.app[ARENA]
+    match, running = await _call(arena.live_match, request.match_info["id"])
+    if match.status is not MatchStatus.SCHEDULED:
+        raise web.HTTPFound(_render.match_url(match.id))
+    records = tuple(await _call(arena.live_games, match)) if running else ()
+    view = _data.MatchView(match, await _call(arena.get_ladder, match.ladder), records)
+    game: int | None = None
+    data: dict[str, Any] | None = None
+    if records:
+        game = _int_param(request, "game", len(records), 1, len(records)) - 1
+        data = await _call(_data.game_json, view, game)
+    banner = _render.live_banner(match, running, len(records),
+                                 f"/api/matches/{quote(match.id, safe='')}/live")
+    return _html(_render.match_page(request.app[STATIC], view, game, data, None, live=banner))
+
+
+async def bot_page(request: web.Request) -> web.Response:
+    bot = f"{request.match_info['owner']}/{request.match_info['name']}"
+    data = await _call(_people.load_bot_page, request.app[ARENA], bot)
+    return _html(_people.bot_page(request.app[STATIC], data))
+
+
+async def user_page(request: web.Request) -> web.Response:
+    data = await _call(_people.load_user_page, request.app[ARENA], request.match_info["name"])
+    return _html(_people.user_page(request.app[STATIC], data))
 
 
 # -- JSON -----------------------------------------------------------------------------------
@@ -274,11 +316,12 @@ async def api_match(request: web.Request) -> web.Response:
 async def api_game(request: web.Request) -> web.Response:
     view = await _call(_data.load_match, request.app[ARENA], request.match_info["id"])
     raw = request.match_info["game"]
-    index = int(raw) if raw.isdigit() else -1
+    index = int(raw) - 1 if raw.isdigit() else -1  # games are numbered from 1 everywhere
     if not 0 <= index < len(view.records):
         raise web.HTTPNotFound(reason="Not found",
                                text=f"match {view.match.id!r} has no replay of game {raw!r}"
-                                    f" ({len(view.records)} replays)")
+                                    f" (its {len(view.records)} replays are games 1 to "
+                                    f"{len(view.records)})")
     try:
         return _json(await _call(_data.game_json, view, index))
     except RecordError as exc:
@@ -294,6 +337,58 @@ async def api_replays(request: web.Request) -> web.Response:
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in match_id)
     return web.Response(body=blob, content_type="application/gzip", headers={
         "Content-Disposition": f'attachment; filename="{safe}.jsonl.gz"'})
+
+
+async def api_ladder_update(request: web.Request) -> web.Response:
+    return _json(_update(await _call(_data.load_ladder, request.app[ARENA],
+                                     request.match_info["name"])))
+
+
+async def api_live_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events for a running match: ``game`` (``{"games": N}``) whenever the
+    number of finished games changes, ``waiting`` while no worker plays it, then ``done``
+    once it is recorded (or cancelled). Polls Redis once a second: cheap, and no change is
+    ever missed."""
+    arena = request.app[ARENA]
+    match, _ = await _call(arena.live_match, request.match_info["id"])  # 404 first
+    response = web.StreamResponse(headers={
+        "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
+        "X-Accel-Buffering": "no"})
+    settings = request.app[SETTINGS]
+    hub = request.app[HUB]
+    shown = -1
+    quiet = 0.0
+    try:
+        await response.prepare(request)
+        await response.write(f"retry: {settings.retry_ms}\n\n".encode())
+        while not hub.closed:
+            match, running = await _call(arena.live_match, match.id)
+            if match.status is not MatchStatus.SCHEDULED:
+                state = {"status": match.status.value, "url": _render.match_url(match.id)}
+                await response.write(_named("done", state))
+                break
+            # Not started yet (or its worker died and it waits to be played again).
+            games = running.games if running is not None else -1
+            if games != shown:
+                shown = games
+                await response.write(
+                    _named("game", {"games": games, "total": match.games}) if running
+                    else _named("waiting", {"total": match.games}))
+            else:
+                quiet += settings.live_poll_seconds
+                if quiet >= settings.ping_seconds:  # a viewer that left is noticed here
+                    quiet = 0.0
+                    await response.write(b": ping\n\n")
+            await asyncio.sleep(settings.live_poll_seconds)
+    except (ConnectionResetError, ConnectionError):
+        pass
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        await response.write_eof()
+    return response
+
+
+def _named(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
 async def api_events(request: web.Request) -> web.StreamResponse:

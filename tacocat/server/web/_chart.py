@@ -13,8 +13,10 @@ from ._data import LadderSnapshot
 from ._html import Html, esc, join, tag
 from ._layout import fmt_int, version_label
 
-CHART_SERIES = 10
-"""Versions drawn in the rating chart (the best ranked); more would be unreadable."""
+CHART_SERIES = 12
+"""Versions drawn in the rating chart (the best ranked); more would be unreadable. Each has
+its own palette entry (style.css ``--c0``..``--c11``), the second half also dashed."""
+DASHED_FROM = 6
 CHART_POINTS = 240
 """Most points per line in the chart (a long history is sampled evenly)."""
 
@@ -29,8 +31,12 @@ def _sample(points: Sequence[tuple[int, float]], limit: int) -> list[tuple[int, 
 def chart_fragment(snap: LadderSnapshot) -> str:
     history = snap.history
     initial = 1500.0
-    order = [row.version for row in snap.board.standings if row.version in history.series]
-    order = order[:CHART_SERIES]
+    # Retired versions' lines stop where they retired: drawn grey, and shown only when the
+    # page's "show retired versions" is ticked, so they never crowd out the ones that play.
+    charted = [row for row in snap.board.standings if row.version in history.series]
+    order = [row.version for row in charted if row.active][:CHART_SERIES]
+    retired = {row.version for row in charted if not row.active}
+    order += [row.version for row in charted if not row.active][:CHART_SERIES]
     if not order:
         return tag("p", "The chart starts with the first recorded match.", class_="empty")
     lines: dict[str, list[tuple[int, float]]] = {}
@@ -75,7 +81,8 @@ def chart_fragment(snap: LadderSnapshot) -> str:
         coords = " ".join(f"{px(s)},{py(e)}" for s, e in lines[version])
         last_s, last_e = lines[version][-1]
         parts.append(
-            f'<g class="series s{i}"><title>{esc(version)}: {fmt_int(last_e)}</title>'
+            f'<g class="series {_series_class(i, version in retired)}" data-series="{i}">'
+            f"<title>{esc(version)}: {fmt_int(last_e)}</title>"
             f'<polyline points="{coords}"/>'
             f'<circle cx="{px(last_s)}" cy="{py(last_e)}" r="3"/></g>')
     label = (f"Live Elo over the ladder's {history.version:,} recorded matches for the "
@@ -87,11 +94,19 @@ def chart_fragment(snap: LadderSnapshot) -> str:
         + f'<text class="axis" x="{width - right}" y="{height - 2}" text-anchor="end">'
           "matches recorded</text></svg>"
     )
-    legend = tag("ul", *(tag("li", tag("span", "", class_=f"swatch s{i}", aria_hidden="true"),
+    legend = tag("ul", *(tag("li", tag("span", "", class_="swatch " + _series_class(
+                                           i, v in retired), aria_hidden="true"),
                                 tag("span", version_label(v)),
-                                tag("span", fmt_int(lines[v][-1][1]), class_="muted"))
+                                tag("span", fmt_int(lines[v][-1][1]), class_="muted"),
+                                class_="retired" if v in retired else None)
                          for i, v in enumerate(order)), class_="legend")
     return join([svg, legend])
+
+
+def _series_class(index: int, retired: bool) -> str:
+    if retired:
+        return "retired"
+    return f"s{index}" + (" dashed" if index >= DASHED_FROM else "")
 
 
 def _nice_step(span: float, count: int) -> int:

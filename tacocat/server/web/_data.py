@@ -24,6 +24,7 @@ from tacocat.arena import (
     Standing,
 )
 from tacocat.arena.history import RatingHistory, rating_history
+from tacocat.arena.live import LiveMatch
 from tacocat.arena.results import SIDES
 from tacocat.engine import GameRecord
 
@@ -96,6 +97,8 @@ class LadderSnapshot:
     recent: tuple[LogEntry, ...]
     history: RatingHistory
     view: LadderView = field(default_factory=LadderView)
+    live: tuple[LiveMatch, ...] = ()
+    """Matches being played now."""
 
     @property
     def version(self) -> int:
@@ -111,7 +114,9 @@ def load_ladders(arena: Arena) -> list[LadderSummary]:
     out = []
     for lad in ladders:
         board = arena.leaderboard(lad.name)
-        leaders = tuple(s for s in board.standings if s.rating is not None)[:LEADERS]
+        # Retired versions keep their results but are not "the leaders" any more.
+        leaders = tuple(s for s in board.standings
+                        if s.rating is not None and s.active)[:LEADERS]
         out.append(LadderSummary(lad, arena.ladder_status(lad.name), leaders))
     return out
 
@@ -124,7 +129,8 @@ def load_ladder(arena: Arena, name: str, *, recent: int = RECENT_MATCHES,
     status = arena.ladder_status(name)
     log = arena.recent_matches(name, recent)
     history = _history(arena, name)
-    return LadderSnapshot(ladder, status, board, tuple(log), history, view or LadderView())
+    return LadderSnapshot(ladder, status, board, tuple(log), history, view or LadderView(),
+                          tuple(arena.live_matches(name)))
 
 
 _histories: dict[tuple[int, str, str], RatingHistory] = {}
@@ -157,7 +163,8 @@ def ladder_json(ladder: Ladder) -> dict[str, Any]:
 
 
 def status_json(status: LadderStatus) -> dict[str, Any]:
-    return {**asdict(status), "complete": status.complete}
+    return {**asdict(status), "complete": status.complete,
+            "waiting_for_opponents": status.waiting_for_opponents}
 
 
 def ranked(board: Leaderboard) -> list[tuple[int | None, Standing]]:
@@ -309,7 +316,8 @@ def match_json(view: MatchView) -> dict[str, Any]:
 
 
 def game_json(view: MatchView, index: int) -> dict[str, Any]:
-    """The replay viewer's data for game ``index`` (IndexError if there is none)."""
+    """The replay viewer's data for game ``index`` (0-based; IndexError if there is none);
+    its ``game`` is the game's number, from 1, as pages and URLs show it."""
     if not 0 <= index < len(view.records):
         raise IndexError(index)
     record = view.records[index]
@@ -318,5 +326,5 @@ def game_json(view: MatchView, index: int) -> dict[str, Any]:
     result = view.match.result
     if result is not None and index < len(result.games):
         a_seat = result.games[index].a_seat
-    return {"match": view.match.id, "ladder": view.match.ladder, "game": index,
+    return {"match": view.match.id, "ladder": view.match.ladder, "game": index + 1,
             "games": len(view.records), "a_seat": a_seat, **data}

@@ -28,6 +28,7 @@ from ._html import Html, attrs, join, tag
 from ._layout import (
     Page,
     Static,
+    bot_link,
     breadcrumbs,
     fmt_int,
     fmt_pct,
@@ -38,6 +39,7 @@ from ._layout import (
     progress,
     version_label,
 )
+from ._live_now import live_fragment
 
 
 def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
@@ -48,12 +50,13 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
         cards = []
         for item in ladders:
             lad, st = item.ladder, item.status
-            state = ("complete" if st.complete else
+            state = ("waiting for opponents" if st.waiting_for_opponents else
+                     "complete" if st.complete else
                      "running" if st.matches_pending else "waiting")
             cards.append(tag(
                 "li",
                 tag("h2", tag("a", lad.name, href=ladder_url(lad.name))),
-                tag("span", state, class_=f"badge {state}"),
+                tag("span", state, class_=f"badge {state.split(maxsplit=1)[0]}"),
                 tag("dl", *(
                     tag("div", tag("dt", k), tag("dd", v)) for k, v in (
                         ("Bots", f"{st.entries}"), ("Playing", f"{st.playing}"),
@@ -64,7 +67,7 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
                 ), class_="facts"),
                 progress(st.games_toward_target, st.games_target,
                          f"Round robin progress of {lad.name}"),
-                tag("ol", *(tag("li", version_label(row.version), " ",
+                tag("ol", *(tag("li", bot_link(row.version), " ",
                                 tag("span", fmt_int(row.rating), class_="muted"))
                             for row in item.leaders),
                     class_="leaders", aria_label=f"Leaders of {lad.name}")
@@ -84,12 +87,13 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
 # -- the ladder page ------------------------------------------------------------------------
 
 
-FRAGMENTS = ("status", "standings", "chart", "crosstable", "recent")
+FRAGMENTS = ("status", "livenow", "standings", "chart", "crosstable", "recent")
 
 
 def ladder_fragments(snap: LadderSnapshot) -> dict[str, str]:
     return {
         "status": status_fragment(snap),
+        "livenow": live_fragment(snap.live),
         "standings": standings_fragment(snap),
         "chart": chart_fragment(snap),
         "crosstable": crosstable_fragment(snap),
@@ -122,10 +126,17 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
                  f"matches of {lad.games_per_match} · {lad.decision_seconds:g} s per decision",
             class_="lead"),
     ])
+    retired = sum(1 for row in snap.board.standings if not row.active)
+    toggle = tag("p", tag("label", Html('<input type="checkbox" id="show-retired"> '),
+                          f"show retired versions ({retired})"),
+                 class_="retired-toggle hint") if retired else ""
     content = join([
         header,
+        toggle,
         tag("div", Html(frags["status"]), id="status", data_fragment="status",
             class_="status-strip"),
+        section("livenow", "Live now",
+                "Matches being played at this moment: open one to watch it game by game."),
         section("standings", "Standings",
                 "Rating: maximum-likelihood fit on the Elo scale; the bar is its 95% "
                 "interval. Elo: the live per-game rating. W/T/L count rated games."),
@@ -137,7 +148,7 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
         section("recent", "Recent matches"),
     ])
     main_attrs = attrs(data_ladder=lad.name, data_version=snap.version,
-                       data_events=events_url)
+                       data_events=events_url, data_retired="hidden")
     return page(static, Page(lad.name, content, scripts=("ladder.js",),
                              main_attrs=Html(main_attrs)))
 
@@ -151,9 +162,12 @@ def status_fragment(snap: LadderSnapshot) -> str:
         ("Games played", f"{st.games_played:,}"),
         ("Rounds done", f"{st.rounds_completed} of {st.rounds}"),
     )
+    waiting = tag("p", "Waiting for opponents: nothing is played or rated until two bots "
+                       "play here.", class_="waiting hint") if st.waiting_for_opponents else ""
     return join([
         tag("dl", *(tag("div", tag("dt", k), tag("dd", v)) for k, v in facts), class_="facts"),
         progress(st.games_toward_target, st.games_target, "Round robin progress"),
+        waiting,
     ])
 
 
@@ -310,10 +324,10 @@ def recent_fragment(recent: Sequence[LogEntry]) -> str:
             tag("td", tag("a", f"#{entry.seq}", href=match_url(entry.match),
                           aria_label=f"match {entry.seq}: {entry.a} against {entry.b}"),
                 class_="num"),
-            tag("td", version_label(entry.a), class_="side-a"),
+            tag("td", bot_link(entry.a), class_="side-a"),
             tag("td", tag("span", f"{entry.wins}–{entry.ties}–{entry.losses}", class_="wtl"),
                 class_="score", title="A's wins–ties–losses"),
-            tag("td", version_label(entry.b), class_="side-b"),
+            tag("td", bot_link(entry.b), class_="side-b"),
             tag("td", fmt_time(entry.recorded_at), class_="when"),
             data_match=entry.match,
         ))

@@ -93,13 +93,28 @@ def version_label(version: str) -> Html:
                class_="vid", title=version)
 
 
+def bot_link(version: str) -> Html:
+    """:func:`version_label` linking to the bot's page."""
+    owner, name, _ = split_version(version)
+    if not owner:
+        return version_label(version)
+    return tag("a", version_label(version), class_="bot-link",
+               href=f"/bots/{quote(owner, safe='')}/{quote(name, safe='')}")
+
+
 def ladder_url(name: str) -> str:
     return f"/ladders/{quote(name, safe='')}"
 
 
 def match_url(match_id: str, game: int | None = None) -> str:
+    """The match page; with ``game`` (0-based index), its replay of that game. URLs, pages
+    and the CLI number games from 1: ``?game=1`` is the first."""
     base = f"/matches/{quote(match_id, safe='')}"
-    return base if game is None else f"{base}?game={game}#viewer"
+    return base if game is None else f"{base}?game={game + 1}#viewer"
+
+
+def live_url(match_id: str) -> str:
+    return f"/live/{quote(match_id, safe='')}"
 
 
 def breadcrumbs(*items: tuple[str, str | None]) -> Html:

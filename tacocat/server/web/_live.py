@@ -89,6 +89,11 @@ class LiveHub:
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
 
+    @property
+    def closed(self) -> bool:
+        """The app is shutting down: event streams should end."""
+        return self._closed
+
     # -- watchers --------------------------------------------------------------------------
 
     def watch(self, ladder: str, view: Hashable = None) -> Watcher:

@@ -18,6 +18,7 @@ from ._html import Html, esc, join, json_script, tag
 from ._layout import (
     Page,
     Static,
+    bot_link,
     breadcrumbs,
     fmt_time,
     ladder_url,
@@ -38,21 +39,25 @@ def _game_outcome(view: MatchView, game: GameResult) -> Html:
 
 
 def match_page(static: Static, view: MatchView, game: int | None,
-               game_data: Mapping[str, object] | None, problem: str | None) -> str:
+               game_data: Mapping[str, object] | None, problem: str | None,
+               live: Html | None = None) -> str:
+    """The match page; ``live`` (a banner) makes it the live viewer of a running match,
+    whose ``view.records`` are the games finished so far."""
     match, lad = view.match, view.ladder
     result = match.result
     crumbs = breadcrumbs(("Ladders", "/"), (lad.name, ladder_url(lad.name)),
                          (f"Match {match.id}", None))
     if result is not None:
-        score = tag("p", version_label(match.a),
+        score = tag("p", bot_link(match.a),
                     tag("span", f"{result.wins}–{result.ties}–{result.losses}",
                         class_="big-score", title="A's wins–ties–losses"),
-                    version_label(match.b), class_="versus")
+                    bot_link(match.b), class_="versus")
     else:
-        score = tag("p", version_label(match.a), tag("span", "vs", class_="big-score"),
-                    version_label(match.b), class_="versus")
+        score = tag("p", bot_link(match.a), tag("span", "vs", class_="big-score"),
+                    bot_link(match.b), class_="versus")
+    status = "playing" if live is not None else match.status.value
     facts = [("Ladder round", f"{match.round}"), ("Games", f"{match.games}"),
-             ("Status", match.status.value)]
+             ("Status", status)]
     if match.status is MatchStatus.RECORDED:
         facts += [("Result #", f"{match.seq}")]
         if result is not None:
@@ -95,6 +100,14 @@ def match_page(static: Static, view: MatchView, game: int | None,
                                            "/replays.jsonl.gz"),
                              class_="hint"),
                          class_="panel", aria_labelledby="games-title")
+    elif live is not None:
+        games_html = tag("section", tag("h2", "Games so far", id="games-title"),
+                         tag("ol", *(tag("li", tag("a", f"Game {i + 1}",
+                                                   href=f"?game={i + 1}#viewer",
+                                                   aria_current="true" if i == game else None))
+                                     for i in range(len(view.records))),
+                             class_="live-games", id="live-games"),
+                         class_="panel", aria_labelledby="games-title")
     elif match.status is not MatchStatus.RECORDED:
         games_html = tag("section", tag("p", f"This match is {match.status.value}; its games "
                                              "appear here once it is recorded.",
@@ -109,7 +122,14 @@ def match_page(static: Static, view: MatchView, game: int | None,
         viewer = viewer_skeleton(game, len(view.records))
         data = json_script("replay-data", game_data)
         scripts = ("replay.js",)
-    content = join([header, games_html, viewer])
+    elif live is not None:
+        viewer = tag("section", tag("h2", "Replay"),
+                     tag("p", "The first game is being played; it appears here when it ends.",
+                         class_="empty"), class_="panel", id="viewer")
+    # The replay first: it is what people open a match for; the games table follows.
+    content = join([header, live or "", viewer, games_html])
+    if live is not None:
+        scripts = (*scripts, "live.js")
     return page(static, Page(f"Match {match.id}", content, scripts=scripts, head_data=data))
 
 
@@ -146,9 +166,9 @@ def viewer_skeleton(game: int, games: int) -> Html:
     )
     nav_games = tag(
         "p",
-        tag("a", "← previous game", href=match_url_placeholder(game - 1), data_game=game - 1)
+        tag("a", "← previous game", href=match_url_placeholder(game - 1), data_game=game)
         if game > 0 else "",
-        tag("a", "next game →", href=match_url_placeholder(game + 1), data_game=game + 1)
+        tag("a", "next game →", href=match_url_placeholder(game + 1), data_game=game + 2)
         if game + 1 < games else "",
         class_="game-nav")
     return tag(
@@ -183,5 +203,6 @@ def viewer_skeleton(game: int, games: int) -> Html:
 
 
 def match_url_placeholder(game: int) -> str:
-    """A relative link to another game of the same match (keeps the page's path)."""
-    return f"?game={game}#viewer"
+    """A relative link to another game (0-based index) of the same match, keeping the page's
+    path; the URL numbers games from 1."""
+    return f"?game={game + 1}#viewer"

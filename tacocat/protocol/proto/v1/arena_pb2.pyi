@@ -227,6 +227,30 @@ class CreateUserRequest(_message.Message):
 Global___CreateUserRequest: _TypeAlias = CreateUserRequest  # noqa: Y015
 
 @_typing.final
+class RegisterUserRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    LABEL_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """1-40 of [a-z0-9_-], starting with a letter or digit"""
+    label: _builtins.str
+    """the first token's note"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        label: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["label", b"label", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterUserRequest: _TypeAlias = RegisterUserRequest  # noqa: Y015
+
+@_typing.final
 class CreateTokenRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -49,6 +49,11 @@ class ArenaStub:
                 request_serializer=tacocat_dot_v1_dot_arena__pb2.CreateUserRequest.SerializeToString,
                 response_deserializer=tacocat_dot_v1_dot_arena__pb2.User.FromString,
                 _registered_method=True)
+        self.RegisterUser = channel.unary_unary(
+                '/tacocat.v1.Arena/RegisterUser',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.RegisterUserRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.CreateTokenResponse.FromString,
+                _registered_method=True)
         self.CreateToken = channel.unary_unary(
                 '/tacocat.v1.Arena/CreateToken',
                 request_serializer=tacocat_dot_v1_dot_arena__pb2.CreateTokenRequest.SerializeToString,
@@ -145,6 +150,14 @@ class ArenaServicer:
 
     def CreateUser(self, request, context):
         """Admins only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RegisterUser(self, request, context):
+        """Self-service, anonymous: a new (non-admin) user and its first token, on a server started
+        with --open-registration (FAILED_PRECONDITION otherwise); rate-limited per client IP.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -271,6 +284,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.CreateUser,
                     request_deserializer=tacocat_dot_v1_dot_arena__pb2.CreateUserRequest.FromString,
                     response_serializer=tacocat_dot_v1_dot_arena__pb2.User.SerializeToString,
+            ),
+            'RegisterUser': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterUser,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.RegisterUserRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.CreateTokenResponse.SerializeToString,
             ),
             'CreateToken': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateToken,
@@ -429,6 +447,33 @@ class Arena:
             '/tacocat.v1.Arena/CreateUser',
             tacocat_dot_v1_dot_arena__pb2.CreateUserRequest.SerializeToString,
             tacocat_dot_v1_dot_arena__pb2.User.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterUser(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tacocat.v1.Arena/RegisterUser',
+            tacocat_dot_v1_dot_arena__pb2.RegisterUserRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.CreateTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -63,6 +63,10 @@ class ArenaStub:
     """The user the call's token belongs to."""
     CreateUser: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateUserRequest, _arena_pb2.User]
     """Admins only."""
+    RegisterUser: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RegisterUserRequest, _arena_pb2.CreateTokenResponse]
+    """Self-service, anonymous: a new (non-admin) user and its first token, on a server started
+    with --open-registration (FAILED_PRECONDITION otherwise); rate-limited per client IP.
+    """
     CreateToken: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateTokenRequest, _arena_pb2.CreateTokenResponse]
     """A new token for yourself, or (admins) for another user. The plaintext is returned once."""
     ListTokens: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListTokensRequest, _arena_pb2.ListTokensResponse]
@@ -105,6 +109,10 @@ class ArenaAsyncStub(ArenaStub):
     """The user the call's token belongs to."""
     CreateUser: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateUserRequest, _arena_pb2.User]  # type: ignore[assignment]
     """Admins only."""
+    RegisterUser: _aio.UnaryUnaryMultiCallable[_arena_pb2.RegisterUserRequest, _arena_pb2.CreateTokenResponse]  # type: ignore[assignment]
+    """Self-service, anonymous: a new (non-admin) user and its first token, on a server started
+    with --open-registration (FAILED_PRECONDITION otherwise); rate-limited per client IP.
+    """
     CreateToken: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateTokenRequest, _arena_pb2.CreateTokenResponse]  # type: ignore[assignment]
     """A new token for yourself, or (admins) for another user. The plaintext is returned once."""
     ListTokens: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListTokensRequest, _arena_pb2.ListTokensResponse]  # type: ignore[assignment]
@@ -162,6 +170,16 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.User, _abc.Awaitable[_arena_pb2.User]]:
         """Admins only."""
+
+    @_abc_1.abstractmethod
+    def RegisterUser(
+        self,
+        request: _arena_pb2.RegisterUserRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.CreateTokenResponse, _abc.Awaitable[_arena_pb2.CreateTokenResponse]]:
+        """Self-service, anonymous: a new (non-admin) user and its first token, on a server started
+        with --open-registration (FAILED_PRECONDITION otherwise); rate-limited per client IP.
+        """
 
     @_abc_1.abstractmethod
     def CreateToken(

@@ -8,7 +8,7 @@
 
 (function () {
   const main = document.querySelector("main[data-events]");
-  if (!main || !("EventSource" in window)) return;
+  if (!main) return;
   const live = document.getElementById("live");
   const liveText = document.getElementById("live-text");
 
@@ -23,6 +23,13 @@
       keys.set(tr.dataset.version || tr.dataset.match, tr.textContent);
     });
     return keys;
+  }
+
+  const showRetired = document.getElementById("show-retired");
+  if (showRetired) {
+    showRetired.addEventListener("change", () => {
+      main.dataset.retired = showRetired.checked ? "shown" : "hidden";
+    });
   }
 
   const applied = new Map(); // fragment -> the HTML it shows (skip identical swaps)
@@ -46,9 +53,44 @@
     setLive("live", "live · updated " + at.toLocaleTimeString());
   }
 
+  // Without the stream (a proxy that buffers it, or a browser out of connections to this
+  // server: six per host, shared by every tab), fetch the same update every few seconds,
+  // so the badge never stays at "connecting".
+  let streaming = false;
+  let poller = null;
+  function poll() {
+    fetch(main.dataset.events.replace(/\/events$/, "/update"))
+      .then((response) => (response.ok ? response.json() : Promise.reject(response.status)))
+      .then((update) => {
+        if (streaming) return;
+        apply(update);
+        const at = new Date(update.at * 1000).toLocaleTimeString();
+        setLive("live", "live (polling) · updated " + at);
+      })
+      .catch(() => setLive("reconnecting", "offline"));
+  }
+  function startPolling() {
+    if (streaming || poller !== null) return;
+    poll();
+    poller = window.setInterval(poll, 5000);
+  }
+  window.setTimeout(startPolling, 3000);
+
+  if (!("EventSource" in window)) {
+    startPolling();
+    return;
+  }
   const source = new EventSource(main.dataset.events);
-  source.addEventListener("open", () => setLive("live", "live"));
+  source.addEventListener("open", () => {
+    streaming = true;
+    if (poller !== null) window.clearInterval(poller);
+    poller = null;
+    setLive("live", "live");
+  });
+
   source.addEventListener("error", () => {
+    streaming = false;
+    window.setTimeout(startPolling, 3000);
     setLive("reconnecting", source.readyState === EventSource.CLOSED ? "offline" : "reconnecting…");
   });
   source.addEventListener("update", (event) => {

@@ -1,5 +1,5 @@
 // Replay viewer: steps through one game from the JSON the server put in the page
-// (#replay-data, the same object as GET /api/matches/{id}/games/{i}).
+// (#replay-data, the same object as GET /api/matches/{id}/games/{n}, n from 1).
 //
 // Every step carries the whole picture after it (hands, covered spaces, Tacocat's position,
 // score), so any step can be drawn on its own. Text goes in with textContent only.

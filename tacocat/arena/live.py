@@ -1,0 +1,106 @@
+"""Matches being played now, game by game, for people who watch (the web's "live now" panel
+and live viewer).
+
+The worker calls :func:`start_live` before a match's first game, :func:`add_live_game` as
+each game ends and :func:`end_live` once the match is recorded. Everything here is a
+convenience copy with a time to live: the recorded match stays the only truth, and a worker
+that dies mid-match leaves entries that expire (and are skipped once older than
+``LIVE_TTL``) rather than a match shown as running forever.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from tacocat.engine import GameRecord
+
+from ._redis import Clock, Redis, default_clock, text, text_map
+from .keys import Keys
+from .results import dumps_json
+
+LIVE_TTL: Final = 900
+"""Seconds a live entry outlives its last game (a match's games are seconds apart)."""
+
+
+@dataclass(frozen=True)
+class LiveMatch:
+    """A match being played: ``games`` of its ``total`` games are finished."""
+
+    id: str
+    ladder: str
+    a: str
+    b: str
+    games: int
+    total: int
+    started_at: float
+    worker: str
+
+
+def start_live(redis: Redis, keys: Keys, ladder: str, match_id: str, *, a: str, b: str,
+               total: int, worker: str = "", clock: Clock = default_clock) -> None:
+    now = clock()
+    live, games = keys.live_match(ladder, match_id), keys.live_games(ladder, match_id)
+    pipe = redis.pipeline(transaction=True)
+    pipe.delete(live, games)  # a re-run of a match whose worker died starts over
+    pipe.hset(live, mapping={"a": a, "b": b, "total": total, "games": 0,
+                             "started_at": repr(now), "worker": worker})
+    pipe.expire(live, LIVE_TTL)
+    pipe.zadd(keys.live_matches(ladder), {match_id: now})
+    pipe.zremrangebyscore(keys.live_matches(ladder), "-inf", now - LIVE_TTL)
+    pipe.expire(keys.live_matches(ladder), LIVE_TTL)
+    pipe.publish(keys.events(ladder), dumps_json({"event": "live", "ladder": ladder,
+                                                  "match": match_id}))
+    pipe.execute()
+
+
+def add_live_game(redis: Redis, keys: Keys, ladder: str, match_id: str,
+                  record: GameRecord) -> None:
+    live, games = keys.live_match(ladder, match_id), keys.live_games(ladder, match_id)
+    pipe = redis.pipeline(transaction=True)
+    pipe.rpush(games, record.dumps())
+    pipe.hincrby(live, "games", 1)
+    pipe.expire(games, LIVE_TTL)
+    pipe.expire(live, LIVE_TTL)
+    pipe.execute()
+
+
+def end_live(redis: Redis, keys: Keys, ladder: str, match_id: str) -> None:
+    pipe = redis.pipeline(transaction=True)
+    pipe.zrem(keys.live_matches(ladder), match_id)
+    pipe.delete(keys.live_match(ladder, match_id), keys.live_games(ladder, match_id))
+    pipe.execute()
+
+
+def live_matches(redis: Redis, keys: Keys, ladder: str, *,
+                 clock: Clock = default_clock) -> list[LiveMatch]:
+    """The ladder's matches being played now, oldest first."""
+    ids = [text(m) for m in redis.zrangebyscore(keys.live_matches(ladder),
+                                                clock() - LIVE_TTL, "+inf")]
+    pipe = redis.pipeline(transaction=False)
+    for match_id in ids:
+        pipe.hgetall(keys.live_match(ladder, match_id))
+    found = []
+    for match_id, raw in zip(ids, pipe.execute(), strict=True):
+        fields = text_map(raw)
+        if fields:  # expired: the worker went away
+            found.append(_live(ladder, match_id, fields))
+    return found
+
+
+def live_match(redis: Redis, keys: Keys, ladder: str, match_id: str) -> LiveMatch | None:
+    fields = text_map(redis.hgetall(keys.live_match(ladder, match_id)))
+    return _live(ladder, match_id, fields) if fields else None
+
+
+def live_games(redis: Redis, keys: Keys, ladder: str, match_id: str,
+               start: int = 0) -> list[GameRecord]:
+    """The finished games of a running match, from game ``start`` (0-based) on."""
+    return [GameRecord.loads(text(raw))
+            for raw in redis.lrange(keys.live_games(ladder, match_id), start, -1)]
+
+
+def _live(ladder: str, match_id: str, fields: dict[str, str]) -> LiveMatch:
+    return LiveMatch(match_id, ladder, fields.get("a", ""), fields.get("b", ""),
+                     int(fields.get("games", "0")), int(fields.get("total", "0")),
+                     float(fields.get("started_at", "0")), fields.get("worker", ""))

@@ -1,0 +1,41 @@
+// Live viewer: follows a running match over /api/matches/{id}/live (server-sent events).
+//
+// "game" says how many games have finished; when one more has and "follow" is ticked, the
+// page moves to the newest game's replay (the same viewer as the match page). "waiting":
+// no worker plays it (yet). "done" says the match is recorded: the page becomes the match
+// page.
+"use strict";
+
+(function () {
+  const banner = document.querySelector("[data-live]");
+  if (!banner || !("EventSource" in window)) return;
+  const text = document.getElementById("live-match-text");
+  const badge = document.getElementById("live-match");
+  const follow = document.getElementById("follow");
+  const shown = Number(banner.dataset.games || "0");
+  const source = new EventSource(banner.dataset.live);
+
+  source.addEventListener("game", (event) => {
+    const update = JSON.parse(event.data);
+    badge.dataset.state = "live";
+    text.textContent = "Live: " + update.games + " of " + update.total +
+      " games played; each appears here as it ends.";
+    if (update.games > shown && follow.checked) {
+      source.close();
+      // The newest game from its first step (not the step this one was on).
+      window.location.assign(window.location.pathname + "?game=" + update.games + "#viewer");
+    }
+  });
+  source.addEventListener("waiting", () => {
+    badge.dataset.state = "waiting";
+    text.textContent = "Waiting for a worker to start this match.";
+  });
+  source.addEventListener("done", (event) => {
+    source.close();
+    const update = JSON.parse(event.data);
+    badge.dataset.state = "done";
+    text.textContent = "The match is " + update.status + ".";
+    if (follow.checked) window.location.assign(update.url);
+  });
+  window.addEventListener("pagehide", () => source.close());
+})();
