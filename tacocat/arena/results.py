@@ -2,7 +2,7 @@
 
 A match is between two bot versions, called side ``"a"`` and side ``"b"`` (the match's
 ``a`` and ``b``). Its games come in duplicate pairs (engine convention, see
-:func:`tacocat.engine.play_match`): game ``2k`` seats A in seat 0, game ``2k + 1`` in seat 1,
+:func:`tacocat.engine.duplicate_pairs`): game ``2k`` seats A in seat 0, game ``2k + 1`` in seat 1,
 both dealt from the seed ``f"{match.seed}/{k}"``. Results are kept per side rather than per
 seat, because the side is what ratings and standings talk about; each game keeps the seat A
 sat in, so "forfeits by seat" can be told too.
@@ -243,7 +243,7 @@ class MatchResult:
 
         A's seat in each game comes from ``a_seats`` if given, else from the record's player
         names, which must then be the version ids (name the players ``(match.a, match.b)``,
-        as ``play_match(..., names=(match.a, match.b))`` does).
+        as the referee's ``play_match(..., names=(match.a, match.b))`` does).
         """
         if a_seats is not None and len(a_seats) != len(records):
             raise InvalidArgument(

@@ -70,7 +70,7 @@ VARIANTS = {
 
 @pytest.mark.parametrize("name", sorted(HOUSE_BOTS))
 def test_every_house_bot_plays_only_legal_actions(name: str) -> None:
-    # Against the random bot, which walks into odd positions; play_match turns any illegal
+    # Against the random bot, which walks into odd positions; the match loop turns any illegal
     # action or crash into a recorded forfeit, which match_score refuses.
     match_score(house_bot(name), RandomBot(11), 100, "legal")
 

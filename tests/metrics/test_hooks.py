@@ -124,7 +124,7 @@ def test_every_live_decision_is_observed_on_the_referees_registry(
     assert registry.get_sample_value("tacocat_decision_seconds_count", LIVE) == decisions
     seconds = registry.get_sample_value("tacocat_decision_seconds_sum", LIVE)
     assert seconds is not None and 0 < seconds < decisions * 0.3
-    # The house bot (a LocalSeat) and the sandbox transport are not observed here.
+    # The house bot (an InProcessSeat) and the sandbox transport are not observed here.
     assert registry.get_sample_value("tacocat_decision_seconds_count", SANDBOXED) is None
 
 
