@@ -19,7 +19,7 @@ import pytest
 import redis as redis_py
 
 from tacocat.arena import Arena
-from tacocat.cli import build_parser
+from tacocat.cli import build_parser, main
 
 from ..arena.helpers import HOUSE, play
 from .helpers import clean_env, tacocat
@@ -280,3 +280,10 @@ def test_a_rejected_submission_never_said_it_joined(served: Served, tmp_path: Pa
     assert waiting.returncode == 1, err
     assert "greta/fragile@1 was rejected: crash: the bot raised ValueError" in out
     assert "joined" not in first + out and "plays in ladder" not in first + out
+
+
+def test_counts_are_said_in_the_right_number(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "house:random", "house:greedy", "--games", "2", "--seed", "1"]) == 0
+    assert "2 games (1 duplicate pair), seed '1'" in capsys.readouterr().out
+    assert main(["play", "house:random", "house:greedy", "--games", "4", "--seed", "1"]) == 0
+    assert "4 games (2 duplicate pairs)" in capsys.readouterr().out

@@ -80,6 +80,14 @@ def test_bot_page_shows_versions_ratings_matches_and_head_to_head(
     assert pair is not None
     row = page.locator("#h2h tbody tr[data-opponent='bob/random@1']")
     assert f"{pair.wins}–{pair.ties}–{pair.losses}" in row.inner_text()
+    # The same data as JSON.
+    data = page.request.get(f"{live_server.url}/api/bots/alice/greedy").json()
+    assert [v["id"] for v in data["versions"]] == [second.id, "alice/greedy@1"]
+    assert {h["opponent"] for h in data["head_to_head"]} == met
+    assert data["ratings"][0]["ladder"] == "main"
+    assert data["ratings"][0]["rating"] == standing.rating
+    user = page.request.get(f"{live_server.url}/api/users/alice").json()
+    assert [b["id"] for b in user["bots"]] == ["alice/greedy"]
     # From the page to its owner's page.
     page.click(".lead a")
     page.wait_for_url("**/users/alice")

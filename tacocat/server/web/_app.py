@@ -21,6 +21,7 @@ JSON::
     GET /api/matches/{id}                     a match and its per-game results
     GET /api/matches/{id}/games/{n}           game ``n`` (from 1): replay record, viewer steps
     GET /api/matches/{id}/replays.jsonl.gz    every replay record, as stored
+    GET /api/bots/{owner}/{name}              a bot page's data; /api/users/{name} a user's
     GET /api/matches/{id}/live                server-sent events: ``game`` as each game of a
                                               running match ends, ``done`` when recorded
     GET /healthz                              200 when Redis answers
@@ -122,6 +123,8 @@ def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
         web.get("/api/matches/{id}/games/{game}", api_game),
         web.get("/api/matches/{id}/replays.jsonl.gz", api_replays),
         web.get("/api/matches/{id}/live", api_live_events),
+        web.get("/api/bots/{owner}/{name}", api_bot),
+        web.get("/api/users/{name}", api_user),
         web.get("/healthz", healthz),
     ]
     app.add_routes(routes)
@@ -337,6 +340,16 @@ async def api_replays(request: web.Request) -> web.Response:
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in match_id)
     return web.Response(body=blob, content_type="application/gzip", headers={
         "Content-Disposition": f'attachment; filename="{safe}.jsonl.gz"'})
+
+
+async def api_bot(request: web.Request) -> web.Response:
+    bot = f"{request.match_info['owner']}/{request.match_info['name']}"
+    return _json(_people.bot_json(await _call(_people.load_bot_page, request.app[ARENA], bot)))
+
+
+async def api_user(request: web.Request) -> web.Response:
+    data = await _call(_people.load_user_page, request.app[ARENA], request.match_info["name"])
+    return _json(_people.user_json(data))
 
 
 async def api_ladder_update(request: web.Request) -> web.Response:

@@ -8,11 +8,13 @@ from the ladders the bot joined; the pages are rendered like the others (escaped
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 from urllib.parse import quote
 
 from tacocat.arena import Arena, Bot, BotVersion, LogEntry, Standing
 
+from ._data import log_json, standing_json
 from ._html import Html, attrs, join, tag
 from ._layout import (
     Page,
@@ -99,6 +101,25 @@ def load_user_page(arena: Arena, name: str) -> UserPage:
     return UserPage(user.name, tuple(arena.list_bots(user.name)))
 
 
+def bot_json(data: BotPage) -> dict[str, Any]:
+    """The bot page's data, for ``/api/bots/OWNER/NAME``."""
+    bot = data.bot
+    return {
+        "id": bot.id, "owner": bot.owner, "name": bot.name, "created_at": bot.created_at,
+        "current": bot.current,
+        "versions": [{"id": v.id, "number": v.number, "status": v.status.value,
+                      "reason": v.reason, "created_at": v.created_at, "kind": v.kind,
+                      "size": v.size, "sha256": v.sha256} for v in data.versions],
+        "ratings": [{"ladder": ladder, **standing_json(None, s)} for ladder, s in data.ratings],
+        "recent": [{"ladder": ladder, **log_json(e)} for ladder, e in data.recent],
+        "head_to_head": [asdict(h) for h in data.head_to_head],
+    }
+
+
+def user_json(data: UserPage) -> dict[str, Any]:
+    return {"name": data.name, "bots": [asdict(b) for b in data.bots]}
+
+
 def _table(caption: str, headers: tuple[str, ...], rows: list[Html], cls: str) -> Html:
     head = tag("tr", *(tag("th", h, scope="col") for h in headers))
     return tag("div", tag("table", tag("caption", caption, class_="sr-only"),
@@ -122,7 +143,7 @@ def bot_page(static: Static, data: BotPage) -> str:
         ratings = join(
             [tag("span", tag("a", ladder, href=ladder_url(ladder)), " ",
                  tag("span", "unrated" if s.rating is None else
-                     f"{fmt_int(s.rating)} ±{fmt_int(_margin(s))}",
+                     f"{fmt_int(s.rating)} ±{fmt_int(s.margin)}",
                      class_="num"),
                  f" · {s.games:,} games", class_="ladder-rating") for ladder, s in where],
             sep=" ") or Html("–")
@@ -194,8 +215,3 @@ def user_page(static: Static, data: UserPage) -> str:
     ])
     return page(static, Page(data.name, content))
 
-
-def _margin(standing: Standing) -> float | None:
-    if standing.rating is None or standing.high is None:
-        return None
-    return standing.high - standing.rating
