@@ -20,10 +20,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 MODULES = ("_state",)
@@ -75,6 +72,11 @@ def build(directory: Path = PACKAGE_DIR) -> str:
     Needs mypy (mypyc) and a C compiler. A failed build leaves no trace: the engine there
     runs as source, which plays identical games, only slower.
     """
+    # Imported here: every bot host imports this module, and starts faster without these.
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     clean(directory)
     digests = source_digests(directory)
     with tempfile.TemporaryDirectory(prefix="tacocat-mypyc-") as work:
