@@ -527,3 +527,25 @@ def restart_serve(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float 
             h.tree()[:2] == trees[h.host] for h in cluster.workers.values()),
     }
     return counts
+
+
+def slow_network(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float = 240) -> Counts:
+    """Fault 6: every worker reaches Redis over a slow, lossy link (the cluster's
+    ``slow_link``) for the whole ladder. It must finish with no lease lost spuriously: no
+    match re-enqueued, no duplicate run."""
+    if not cluster.settings.slow_link:
+        raise ChaosError("the slow-network fault needs ClusterSettings(slow_link=True)")
+    say("slow network: workers reach Redis with +50 ms round trips, 1% of chunks +200 ms")
+    ladder.wait_done(timeout)
+    counts = ladder.counts("slow_network")
+    logs = "".join(h.text for h in cluster.workers.values())
+    stats = worker_stats(cluster.redis)
+    counts.notes = {
+        "requeued": sum(line.count(LADDER + ".") for line in logs.splitlines()
+                        if "re-enqueued" in line),
+        "match_seconds": round(stats.get("match_seconds", 0.0)
+                               / max(1.0, stats.get("matches", 0.0)), 2),
+        "record_ms": round(1000 * stats.get("record_seconds", 0.0)
+                           / max(1.0, stats.get("matches", 0.0)), 1),
+    }
+    return counts

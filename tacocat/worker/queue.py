@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import time
 from collections.abc import Mapping
 from typing import Final
 
@@ -100,8 +101,12 @@ class MatchQueue:
 
     def __init__(self, redis: Redis, *, prefix: str = DEFAULT_PREFIX,
                  match_queue: str = MATCH_QUEUE, smoke_queue: str = SMOKE_QUEUE,
-                 job_timeout: int = DEFAULT_JOB_TIMEOUT) -> None:
+                 job_timeout: int = DEFAULT_JOB_TIMEOUT,
+                 stray_grace: float = DEFAULT_LEASE) -> None:
         self.redis = redis
+        self.stray_grace = stray_grace
+        self._strays: dict[str, float] = {}
+        """Jobs seen "queued" in no queue, and since when (monotonic)."""
         self.prefix = prefix
         self.matches = Queue(match_queue, connection=redis)
         self.smoke = Queue(smoke_queue, connection=redis)
@@ -138,11 +143,12 @@ class MatchQueue:
         if state == JobStatus.QUEUED.value and self.redis.lpos(queue.key, job_id) is None:
             # "Queued" in no queue: RQ pops a job id before it marks the job started, so a
             # worker that died or lost Redis in between (a full disk did it in the chaos
-            # suite) leaves a job that nothing will ever run. Unless a worker is starting it
-            # right now, it is dead; a re-run then would only be a refused duplicate.
-            state = self._state(job_id)
-            if state == JobStatus.QUEUED.value:
-                return False
+            # suite) leaves a job that nothing will ever run. A worker starting it takes
+            # a moment (longer over a slow network): dead only if it stays so for
+            # ``stray_grace`` seconds.
+            first = self._strays.setdefault(job_id, time.monotonic())
+            return time.monotonic() - first < self.stray_grace
+        self._strays.pop(job_id, None)
         if state is None:
             return False
         if state in _WAITING:

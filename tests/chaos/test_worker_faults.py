@@ -18,7 +18,10 @@ from tacocat.chaos.faults import (
     kill_workers,
     partition_worker,
     pause_worker,
+    slow_network,
 )
+
+from .conftest import ClusterFactory
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -67,3 +70,18 @@ def test_a_worker_stalled_for_three_leases_is_rerun_and_recorded_once_and_goes_o
     _exactly_once(counts)
     _recovered_by_itself(counts)
     assert counts.notes["stall_seconds"] == pytest.approx(3 * cluster.settings.lease)
+
+
+def test_over_a_slow_lossy_link_no_lease_is_lost_and_nothing_runs_twice(
+        cluster_factory: ClusterFactory) -> None:
+    """Every worker reaches Redis through a relay adding 50 ms round trips and holding 1% of
+    chunks back 200 ms (no netem in this kernel; see tacocat.chaos.slowlink)."""
+    cluster = cluster_factory(slow_link=True)
+    ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=16, games_per_match=8))
+    ladder.start()
+
+    counts = slow_network(cluster, ladder, lambda _: None)
+
+    _exactly_once(counts)
+    assert counts.notes["requeued"] == 0 and counts.duplicates_refused == 0, counts
+    assert counts.notes["record_ms"] > 100, counts  # the link was slow indeed
