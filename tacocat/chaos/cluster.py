@@ -149,6 +149,11 @@ class Cluster:
     def close(self) -> None:
         """Stop everything: workers (SIGTERM, short grace), serve, Redis; then the hosts."""
         try:
+            # All at once: each may take its --grace to finish a match.
+            for proc in [h.proc for h in self.workers.values()] + [self.serve_proc]:
+                if proc is not None and proc.poll() is None:
+                    signal_all([proc.pid], signal.SIGCONT)
+                    proc.send_signal(signal.SIGTERM)
             for host in self.workers.values():
                 self.stop_worker(host.host)
             self._stop(self.serve_proc)

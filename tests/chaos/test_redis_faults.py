@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tacocat.chaos.cluster import Cluster
-from tacocat.chaos.faults import Counts, Ladder, LadderSpec, fill_disk, kill_redis
+from tacocat.chaos.faults import Counts, Ladder, fill_disk, kill_redis
 from tacocat.chaos.hosts import tmpfs
 
-from .conftest import ClusterFactory
+from .conftest import ClusterFactory, ladder_spec
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -25,7 +25,7 @@ def _exactly_once(counts: Counts) -> None:
 
 
 def test_redis_killed_mid_ladder_keeps_every_acknowledged_result(cluster: Cluster) -> None:
-    ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=32, games_per_match=8))
+    ladder = Ladder(cluster, ladder_spec(24, 8))
     ladder.start()
 
     counts = kill_redis(cluster, ladder, lambda _: None, kills=2)
@@ -39,10 +39,10 @@ def test_a_full_redis_disk_is_reported_and_waited_out_then_the_ladder_resumes(
         cluster_factory: ClusterFactory, tmp_path: Path) -> None:
     with tmpfs(tmp_path, 16 * 1024) as volume:
         cluster = cluster_factory(serve=True, redis_dir=volume)
-        ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=32, games_per_match=8))
+        ladder = Ladder(cluster, ladder_spec(24, 8))
         ladder.start()
 
-        counts = fill_disk(cluster, ladder, lambda _: None, full_seconds=5.0)
+        counts = fill_disk(cluster, ladder, lambda _: None, full_seconds=4.0)
 
         cluster.close()  # before the volume goes
     _exactly_once(counts)
