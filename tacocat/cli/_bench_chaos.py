@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from tacocat.chaos.cluster import Cluster
-    from tacocat.chaos.faults import Counts, Ladder
+    from tacocat.chaos.ladder import Counts, Ladder
 
 FAULTS: Final = ("kill", "pause", "partition", "redis_kill", "full_disk", "serve_restart",
                  "slow_network", "fsync_cost")
@@ -95,6 +95,7 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     from tacocat.chaos import faults as chaos  # noqa: PLC0415
     from tacocat.chaos.cluster import Cluster, ClusterSettings  # noqa: PLC0415
     from tacocat.chaos.hosts import tmpfs  # noqa: PLC0415
+    from tacocat.chaos.ladder import Ladder, LadderSpec  # noqa: PLC0415
     from tacocat.chaos.persistence import record_costs  # noqa: PLC0415
 
     folder.mkdir(parents=True)
@@ -102,9 +103,9 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
         runs = [record_costs(folder / f"run{i}", bots=16) for i in range(3)]
         return {"fault": fault, "record_ms": {mode: round(sorted(r[mode] for r in runs)[1], 2)
                                               for mode in runs[0]}, "runs": 3}
-    small = chaos.LadderSpec(bots=3, games_per_pairing=32, games_per_match=8)
-    inject: dict[str, tuple[chaos.LadderSpec, Callable[[Cluster, Ladder], Counts]]] = {
-        "kill": (chaos.LadderSpec(bots=4, games_per_pairing=96, games_per_match=8),
+    small = LadderSpec(bots=3, games_per_pairing=32, games_per_match=8)
+    inject: dict[str, tuple[LadderSpec, Callable[[Cluster, Ladder], Counts]]] = {
+        "kill": (LadderSpec(bots=4, games_per_pairing=96, games_per_match=8),
                  lambda c, lad: chaos.kill_workers(c, lad, args.kills,
                                                    random.Random(args.seed), _say)),
         "pause": (small, lambda c, lad: chaos.pause_worker(c, lad, _say)),
@@ -122,7 +123,7 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
                                          serve=fault in ("full_disk", "serve_restart"),
                                          redis_dir=redis_dir, slow_link=fault == "slow_network")
         with Cluster(folder / "hosts", settings) as cluster:
-            ladder = chaos.Ladder(cluster, spec)
+            ladder = Ladder(cluster, spec)
             ladder.start()
             counts = run(cluster, ladder)
     result = counts.to_json()

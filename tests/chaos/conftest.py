@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tacocat.chaos.cluster import Cluster, ClusterSettings
-from tacocat.chaos.faults import LadderSpec
 from tacocat.chaos.hosts import NETNS_PREFIX, check_support, wait_gone
+from tacocat.chaos.ladder import LadderSpec
 
 from ..worker.worker_helpers import SANDBOX
 

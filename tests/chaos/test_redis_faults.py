@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tacocat.chaos.cluster import Cluster
-from tacocat.chaos.faults import Counts, Ladder, fill_disk, kill_redis
+from tacocat.chaos.faults import fill_disk, kill_redis
 from tacocat.chaos.hosts import tmpfs
+from tacocat.chaos.ladder import Counts, Ladder
 
 from .conftest import ClusterFactory, ladder_spec
 

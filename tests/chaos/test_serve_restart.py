@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tacocat.chaos.faults import Ladder, restart_serve
+from tacocat.chaos.faults import restart_serve
+from tacocat.chaos.ladder import Ladder
 
 from .conftest import ClusterFactory, ladder_spec
 

@@ -12,13 +12,12 @@ import pytest
 
 from tacocat.chaos.cluster import Cluster
 from tacocat.chaos.faults import (
-    Counts,
-    Ladder,
     kill_workers,
     partition_worker,
     pause_worker,
     slow_network,
 )
+from tacocat.chaos.ladder import Counts, Ladder
 
 from .conftest import ClusterFactory, ladder_spec
 
