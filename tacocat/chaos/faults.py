@@ -38,14 +38,18 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
     done_kills = 0
     while done_kills < kills and not ladder.done():
         time.sleep(rng.uniform(0.2, 1.2))
-        host = cluster.workers[rng.choice(sorted(cluster.workers))]
-        if host.supervisor is None:
-            cluster.start_worker(host.host)
+        for host in cluster.workers.values():
+            if host.supervisor is None:  # exited by itself: systemd would start it again
+                cluster.start_worker(host.host)
+        # The role first, then a process in it: right after a kill only supervisors exist
+        # for a while (a loaded machine starts Python slowly), and picking among what
+        # exists would make nearly every kill a supervisor's.
+        role = rng.choice(sorted(counts_by_role))
+        found = _victims(cluster, role, rng, wait=5.0) or _victims(cluster, "supervisor", rng)
+        if found is None:
             continue
-        roles = {"supervisor": [host.supervisor], "rq_worker": host.rq_workers(),
-                 "horse": host.horses()}
-        role = rng.choice([r for r, pids in roles.items() if pids])
-        victim = rng.choice(roles[role])
+        host, victim = found
+        role = role if victim != host.supervisor else "supervisor"
         rq = host.rq_workers() if role == "supervisor" else \
             [victim] if role == "rq_worker" else [parent(victim)]
         matches = cluster.matches_of(rq)
@@ -70,6 +74,25 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
     counts.notes = {"by_role": counts_by_role,
                     "supervisor_starts": {h.host: h.starts for h in cluster.workers.values()}}
     return counts
+
+
+def _victims(cluster: Cluster, role: str, rng: random.Random,
+             wait: float = 0.0) -> tuple[WorkerHost, int] | None:
+    """A random host's random process in ``role`` (supervisor, rq_worker, horse), waiting
+    up to ``wait`` seconds for one to exist."""
+    def pick() -> tuple[WorkerHost, int] | None:
+        hosts = list(cluster.workers.values())
+        rng.shuffle(hosts)
+        for host in hosts:
+            pids = {"supervisor": [host.supervisor] if host.supervisor else [],
+                    "rq_worker": host.rq_workers(), "horse": host.horses()}[role]
+            if pids:
+                return host, rng.choice(pids)
+        return None
+    deadline = time.monotonic() + wait
+    while (found := pick()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
 
 
 def _busy_worker(cluster: Cluster, timeout: float = 60) -> tuple[WorkerHost, list[str]]:
