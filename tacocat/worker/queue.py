@@ -122,6 +122,13 @@ class MatchQueue:
         return self._enqueue(self.matches, MATCH_JOB, match_id, match_job_id(match_id),
                              lease=lease_key(self.prefix, match_id))
 
+    def requeue_match(self, match_id: str) -> bool:
+        """:meth:`enqueue_match` at the front of the queue: for a match whose worker died,
+        which has waited its turn once already (behind a round's matches, it would wait
+        again: the chaos suite's kills measured it)."""
+        return self._enqueue(self.matches, MATCH_JOB, match_id, match_job_id(match_id),
+                             lease=lease_key(self.prefix, match_id), at_front=True)
+
     def enqueue_smoke(self, version_id: str) -> bool:
         """Put a version's smoke test on the (priority) smoke queue, once."""
         return self._enqueue(self.smoke, SMOKE_JOB, version_id, smoke_job_id(version_id),
@@ -159,12 +166,13 @@ class MatchQueue:
         return False
 
     def _enqueue(self, queue: Queue, func: str, arg: str, job_id: str,
-                 lease: str | None) -> bool:
+                 lease: str | None, *, at_front: bool = False) -> bool:
         if self._alive(queue, job_id, lease):
             return False
         with contextlib.suppress(NoSuchJobError):
             Job.fetch(job_id, connection=self.redis).delete()
         queue.enqueue_call(func, args=(arg,), job_id=job_id, timeout=self.job_timeout,
                            result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL,
-                           description=f"{func.rsplit('.', 1)[-1]}({arg})")
+                           description=f"{func.rsplit('.', 1)[-1]}({arg})",
+                           at_front=at_front)
         return True

@@ -169,6 +169,10 @@ def test_enqueuing_is_idempotent_and_liveness_needs_a_lease(redis: redis_py.Redi
     time.sleep(0.1)
     assert not queue.job_alive(match)  # ... but not for that long
     assert queue.enqueue_match(match) and queue.job_alive(match)
+    other = "main.2.fedcba9876543210"
+    redis.hset(key, "status", "started")  # its worker died: handed out again, first in line
+    assert queue.enqueue_match(other) and queue.requeue_match(match)
+    assert queue.matches.job_ids == [match_job_id(match), match_job_id(other)]
 
 
 def test_one_dispatcher_is_active_at_a_time(redis: redis_py.Redis) -> None:
