@@ -45,7 +45,11 @@ APPENDFSYNC: Final = ("always", "everysec", "no")
 
 
 class EmbeddedValkey:
-    """A ``valkey-server`` process on ``127.0.0.1`` persisting to ``data_dir``.
+    """A ``valkey-server`` process on ``127.0.0.1`` (or ``bind``) persisting to ``data_dir``.
+
+    ``command_prefix`` runs the binary through another program that execs it (the chaos
+    suite's ``nsenter`` into a network namespace); ``appendfsync`` is for measuring the
+    other settings (the arena's is ``everysec``, see :mod:`tacocat.arena.recording`).
 
     Use it as a context manager (``with EmbeddedValkey(path) as server: server.url``) or call
     :meth:`start` and :meth:`stop`. The port is chosen once (free at first start unless given)

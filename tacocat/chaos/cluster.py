@@ -31,6 +31,7 @@ from .procs import ChaosError, children_of, cmdline, parent, signal_all, wait_fo
 
 REDIS_PORT: Final = 6379
 SERVE_PORT: Final = 50051
+SLOW_PORT: Final = 6380
 
 
 # -- the cluster --------------------------------------------------------------------------------
@@ -84,6 +85,9 @@ class ClusterSettings:
     """Where Redis keeps its data (default: a folder of the run's); a small tmpfs for the
     full-disk fault."""
     worker_args: list[str] = field(default_factory=list)
+    slow_link: bool = False
+    """Workers reach Redis through :mod:`tacocat.chaos.slowlink` on their host (+50 ms
+    round trip, 1% of chunks held back a retransmission timeout)."""
 
 
 class Cluster:
@@ -107,6 +111,7 @@ class Cluster:
         self.arena = Arena(self.redis)
         self.serve_proc: subprocess.Popen[bytes] | None = None
         self.serve_log = folder / "serve.log"
+        self._relays: dict[str, subprocess.Popen[bytes]] = {}
         self._logs: list[IO[bytes]] = []
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -144,6 +149,11 @@ class Cluster:
     def close(self) -> None:
         """Stop everything: workers (SIGTERM, short grace), serve, Redis; then the hosts."""
         try:
+            # All at once: each may take its --grace to finish a match.
+            for proc in [h.proc for h in self.workers.values()] + [self.serve_proc]:
+                if proc is not None and proc.poll() is None:
+                    signal_all([proc.pid], signal.SIGCONT)
+                    proc.send_signal(signal.SIGTERM)
             for host in self.workers.values():
                 self.stop_worker(host.host)
             self._stop(self.serve_proc)
@@ -166,7 +176,8 @@ class Cluster:
     def start_worker(self, host: str) -> WorkerHost:
         """Start (or restart) the ``tacocat worker`` of ``host``."""
         worker = self.workers[host]
-        command = [sys.executable, "-m", "tacocat.cli", "worker", "--redis-url", self.url,
+        url = self._slow_link(host) if self.settings.slow_link else self.url
+        command = [sys.executable, "-m", "tacocat.cli", "worker", "--redis-url", url,
                    "--workers", "1", "--wait", str(self.settings.wait), "--lease",
                    str(self.settings.lease), "--smoke-decision-seconds", "1", "--grace", "2",
                    "--pin", "none", *self.settings.worker_args]
@@ -175,6 +186,18 @@ class Cluster:
         worker.proc = self.net.popen(host, command, log=self._log(worker.log_path))
         worker.starts += 1
         return worker
+
+    def _slow_link(self, host: str) -> str:
+        """Start the slow relay to Redis on ``host`` (once); the URL through it."""
+        if host not in self._relays:
+            log_path = self.folder / f"{host}-slowlink.log"
+            self._relays[host] = self.net.popen(
+                host, [sys.executable, "-m", "tacocat.chaos.slowlink",
+                       f"127.0.0.1:{SLOW_PORT}", f"{self.net['redis'].address}:{REDIS_PORT}"],
+                log=self._log(log_path))
+            wait_for(lambda: "slowlink:" in log_path.read_text(errors="replace"), 30,
+                     f"the slow link on {host}")
+        return f"redis://127.0.0.1:{SLOW_PORT}/0"
 
     def stop_worker(self, host: str) -> None:
         worker = self.workers[host]

@@ -1,9 +1,6 @@
-"""The faults: each plays a ladder on a :class:`~tacocat.chaos.cluster.Cluster`, injects
-its fault while matches run, waits for the ladder to finish and counts (:class:`Counts`).
-
-The promise checked is the arena's: every scheduled match recorded exactly once (``lost``
-and ``double_counted`` zero) and the leaderboard's game count equal to matches x games,
-whatever happened to the workers, the network or Redis.
+"""The faults: each takes a :class:`~tacocat.chaos.cluster.Cluster` whose ladder
+(:class:`~tacocat.chaos.ladder.Ladder`) has started, injects its fault while matches run,
+waits for the ladder to finish and returns its :class:`~tacocat.chaos.ladder.Counts`.
 """
 
 from __future__ import annotations
@@ -15,182 +12,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from tacocat.arena import Arena, User, VersionStatus
-from tacocat.arena._redis import text
 from tacocat.arena.recording import read_log
 from tacocat.worker.queue import worker_stats
 
 from .cluster import Cluster, WorkerHost
+from .ladder import LADDER, Counts, Ladder, bot_source, recorded_at
 from .procs import ChaosError, alive, children_of, cmdline, parent, signal_all, wait_for
 
-LADDER: Final = "chaos"
 Say = Callable[[str], None]
-
-
-def _bot(tag: str, delay: float) -> bytes:
-    """A greedy bot that takes ``delay`` seconds per decision (a match lasts long enough
-    for a fault to land inside it)."""
-    return (f"import time\n\nfrom tacocat.engine.bots import GreedyBot\n\n\n"
-            f"class Chaos(GreedyBot):\n    label = {tag!r}\n\n"
-            f"    def replace(self, obs):\n        time.sleep({delay})\n"
-            f"        return super().replace(obs)\n\n"
-            f"    def attack(self, obs):\n        time.sleep({delay})\n"
-            f"        return super().attack(obs)\n").encode()
-
-
-@dataclass(frozen=True)
-class LadderSpec:
-    bots: int = 3
-    games_per_pairing: int = 24
-    games_per_match: int = 8
-    delay: float = 0.002
-    """Seconds per bot decision: with the default, a match lasts about a second."""
-
-    @property
-    def matches(self) -> int:
-        pairs = self.bots * (self.bots - 1) // 2
-        return pairs * (self.games_per_pairing // self.games_per_match)
-
-    @property
-    def games(self) -> int:
-        return self.matches * self.games_per_match
-
-
-@dataclass
-class Counts:
-    """One fault's figures (the JSON line of ``tacocat bench chaos``)."""
-
-    fault: str
-    injections: int = 0
-    scheduled: int = 0
-    expected: int = 0
-    recorded: int = 0
-    duplicates_refused: int = 0
-    lost: int = 0
-    double_counted: int = 0
-    games_in_leaderboard: int = 0
-    games_expected: int = 0
-    recovery_seconds: list[float] = field(default_factory=list)
-    seconds: float = 0.0
-    notes: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return (self.lost == 0 and self.double_counted == 0 and self.recorded == self.expected
-                and self.games_in_leaderboard == self.games_expected)
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["recovery_seconds"] = [round(s, 2) for s in self.recovery_seconds]
-        data["recovery_max"] = round(max(self.recovery_seconds), 2) \
-            if self.recovery_seconds else None
-        data["seconds"] = round(self.seconds, 1)
-        return data
-
-
-class Ladder:
-    """The chaos ladder on a cluster: bots submitted and smoke-tested, then joined."""
-
-    def __init__(self, cluster: Cluster, spec: LadderSpec) -> None:
-        self.cluster = cluster
-        self.arena: Arena = cluster.arena
-        self.spec = spec
-        self.started = 0.0
-        self.duplicates_before = 0.0
-        self.tokens: list[str] = []
-
-    def start(self, *, timeout: float = 90) -> None:
-        arena = self.arena
-        # ``tacocat serve`` on the serve host made the admin already and saved its token.
-        token = arena.bootstrap_admin() or self.cluster.admin_token()
-        admin = arena.authenticate(token)
-        arena.create_ladder(admin, LADDER, games_per_pairing=self.spec.games_per_pairing,
-                            games_per_match=self.spec.games_per_match, decision_seconds=2.0)
-        users: list[User] = []
-        for i in range(self.spec.bots):
-            arena.create_user(admin, f"u{i}")
-            self.tokens.append(arena.create_token(admin, f"u{i}"))
-            users.append(arena.authenticate(self.tokens[-1]))
-        versions = [arena.submit_bot(user, "bot", "bot.py", _bot(f"b{i}", self.spec.delay)).id
-                    for i, user in enumerate(users)]
-
-        def decided() -> bool:
-            states = [arena.get_version(v) for v in versions]
-            rejected = [v for v in states if v.status is VersionStatus.REJECTED]
-            if rejected:
-                raise ChaosError(f"{rejected[0].id} was rejected: {rejected[0].reason}")
-            return all(v.status is VersionStatus.ACTIVE for v in states)
-
-        wait_for(decided, timeout, "the smoke tests", interval=0.1)
-        self.duplicates_before = worker_stats(self.cluster.redis).get("duplicates", 0.0)
-        self.started = time.monotonic()
-        for user in users:
-            arena.join_ladder(user, "bot", LADDER)
-
-    def recorded(self) -> int:
-        return int(self.cluster.redis.hget(self.arena.keys.counters(LADDER), "results") or 0)
-
-    def done(self) -> bool:
-        return self.recorded() >= self.spec.matches and \
-            self.arena.ladder_status(LADDER).matches_pending == 0
-
-    def wait_done(self, timeout: float) -> None:
-        try:
-            wait_for(self.done, timeout, f"the ladder's {self.spec.matches} matches",
-                     interval=0.1)
-        except ChaosError as exc:
-            raise ChaosError(f"{exc}; unrecorded: {self.diagnose()}") from None
-
-    def diagnose(self) -> list[dict[str, Any]]:
-        """The matches not yet recorded, with what RQ and the leases say of their jobs."""
-        from rq.job import Job  # noqa: PLC0415
-
-        from tacocat.worker.queue import MATCH_QUEUE, match_job_id  # noqa: PLC0415
-
-        redis, keys = self.cluster.redis, self.arena.keys
-        queued = {text(m) for m in redis.lrange(f"rq:queue:{MATCH_QUEUE}", 0, -1)}
-        leases = self.cluster.leases()
-        found = []
-        for raw in redis.zrange(keys.pending(LADDER), 0, -1):
-            match = text(raw)
-            job = match_job_id(match)
-            status = redis.hget(Job.key_for(job), "status")
-            found.append({"match": match, "job_status": text(status) if status else None,
-                          "in_queue": job in queued, "lease": leases.get(match)})
-        return found
-
-    def wait_recorded(self, matches: list[str], timeout: float) -> float:
-        """Wait until every one of ``matches`` is recorded; returns when (wall clock)."""
-        return wait_for(lambda: recorded_at(self, matches), timeout,
-                        f"matches {matches} to be recorded")
-
-    def counts(self, fault: str) -> Counts:
-        """Count what the arena holds now (call after :meth:`wait_done`, or after a deadline:
-        whatever is missing then counts as lost)."""
-        redis, keys, spec = self.cluster.redis, self.arena.keys, self.spec
-        log = read_log(redis, keys, LADDER)
-        distinct = {e.match for e in log}
-        status = self.arena.ladder_status(LADDER)
-        board = self.arena.leaderboard(LADDER)
-        in_board = sum(s.games for s in board.standings) // 2
-        recorded_flags = sum(
-            1 for m in distinct if redis.hget(keys.match(LADDER, m), "status") == b"recorded")
-        # Counted twice: a match in the results log more than once, or counters that add up
-        # to more than the distinct matches behind them.
-        double = (len(log) - len(distinct)) + max(0, status.matches_recorded - len(distinct)) \
-            + max(0, sum(s.matches for s in board.standings) // 2 - len(distinct))
-        return Counts(
-            fault=fault, scheduled=status.matches_scheduled, expected=spec.matches,
-            recorded=recorded_flags,
-            duplicates_refused=int(worker_stats(redis).get("duplicates", 0.0)
-                                   - self.duplicates_before),
-            lost=max(0, spec.matches - len(distinct)), double_counted=double,
-            games_in_leaderboard=in_board, games_expected=spec.games,
-            seconds=time.monotonic() - self.started)
 
 
 # -- the faults ----------------------------------------------------------------------------------
@@ -206,14 +38,18 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
     done_kills = 0
     while done_kills < kills and not ladder.done():
         time.sleep(rng.uniform(0.2, 1.2))
-        host = cluster.workers[rng.choice(sorted(cluster.workers))]
-        if host.supervisor is None:
-            cluster.start_worker(host.host)
+        for host in cluster.workers.values():
+            if host.supervisor is None:  # exited by itself: systemd would start it again
+                cluster.start_worker(host.host)
+        # The role first, then a process in it: right after a kill only supervisors exist
+        # for a while (a loaded machine starts Python slowly), and picking among what
+        # exists would make nearly every kill a supervisor's.
+        role = rng.choice(sorted(counts_by_role))
+        found = _victims(cluster, role, rng, wait=5.0) or _victims(cluster, "supervisor", rng)
+        if found is None:
             continue
-        roles = {"supervisor": [host.supervisor], "rq_worker": host.rq_workers(),
-                 "horse": host.horses()}
-        role = rng.choice([r for r, pids in roles.items() if pids])
-        victim = rng.choice(roles[role])
+        host, victim = found
+        role = role if victim != host.supervisor else "supervisor"
         rq = host.rq_workers() if role == "supervisor" else \
             [victim] if role == "rq_worker" else [parent(victim)]
         matches = cluster.matches_of(rq)
@@ -240,12 +76,23 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
     return counts
 
 
-def recorded_at(ladder: Ladder, matches: list[str]) -> float | None:
-    """When the last of ``matches`` was recorded (the arena's wall clock), None if one is not
-    recorded yet."""
-    keys, redis = ladder.arena.keys, ladder.cluster.redis
-    times = [redis.hget(keys.match(LADDER, m), "recorded_at") for m in matches]
-    return None if any(t is None for t in times) else max(float(t) for t in times)  # type: ignore[arg-type]
+def _victims(cluster: Cluster, role: str, rng: random.Random,
+             wait: float = 0.0) -> tuple[WorkerHost, int] | None:
+    """A random host's random process in ``role`` (supervisor, rq_worker, horse), waiting
+    up to ``wait`` seconds for one to exist."""
+    def pick() -> tuple[WorkerHost, int] | None:
+        hosts = list(cluster.workers.values())
+        rng.shuffle(hosts)
+        for host in hosts:
+            pids = {"supervisor": [host.supervisor] if host.supervisor else [],
+                    "rq_worker": host.rq_workers(), "horse": host.horses()}[role]
+            if pids:
+                return host, rng.choice(pids)
+        return None
+    deadline = time.monotonic() + wait
+    while (found := pick()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
 
 
 def _busy_worker(cluster: Cluster, timeout: float = 60) -> tuple[WorkerHost, list[str]]:
@@ -401,8 +248,8 @@ def fill_disk(cluster: Cluster, ladder: Ladder, say: Say, *, full_seconds: float
     _fill(filler)
     began = time.time()
     say(f"full disk: {folder} filled, {len(seen)} results recorded before")
-    refusal = wait_for(lambda: _log_line(cluster, "Redis refuses writes"), 30,
-                       "a worker to log that Redis refuses writes")
+    wait_for(lambda: _log_line(cluster, "Redis refuses writes"), 30,
+             "a worker host to log that Redis refuses writes")
     cli = _cli_write(cluster, ladder) if cluster.settings.serve else ""
     time.sleep(max(0.0, full_seconds - (time.time() - began)))
     restarts = _restarts(cluster) - restarts_before
@@ -421,8 +268,12 @@ def fill_disk(cluster: Cluster, ladder: Ladder, say: Say, *, full_seconds: float
     counts.lost += len(seen - after)
     server = next((line for line in cluster.serve_text.splitlines()
                    if "refuses writes" in line), "")
+    # An RQ worker blocked in BLPOP meanwhile never hears of the refusal: only the busy
+    # ones (and the dispatcher, every pass) log it.
     counts.notes = {"full_seconds": round(freed - began, 1), "worker_restarts": restarts,
-                    "worker_log": refusal, "server_log": server, "cli": cli,
+                    "dispatcher_log": _log_line(cluster, "dispatcher: Redis refuses") or "",
+                    "worker_log": _log_line(cluster, "(not restarting)") or "",
+                    "server_log": server, "cli": cli,
                     "recorded_lost": len(seen - after)}
     return counts
 
@@ -455,7 +306,7 @@ def _log_line(cluster: Cluster, needle: str) -> str | None:
 def _cli_write(cluster: Cluster, ladder: Ladder) -> str:
     """What ``tacocat submit`` (a write, through the server) prints while Redis refuses."""
     source = cluster.folder / "late.py"
-    source.write_bytes(_bot("late", 0.0))
+    source.write_bytes(bot_source("late", 0.0))
     done = subprocess.run([sys.executable, "-m", "tacocat.cli", "submit", str(source),
                            "--server", cluster.serve_target, "--token", ladder.tokens[0]],
                           capture_output=True, text=True, timeout=60, check=False)
@@ -525,5 +376,27 @@ def restart_serve(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float 
         "live_during": during, "live_while_down": down, "live_after": after,
         "workers_unaffected": _restarts(cluster) == restarts_before and all(
             h.tree()[:2] == trees[h.host] for h in cluster.workers.values()),
+    }
+    return counts
+
+
+def slow_network(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float = 240) -> Counts:
+    """Fault 6: every worker reaches Redis over a slow, lossy link (the cluster's
+    ``slow_link``) for the whole ladder. It must finish with no lease lost spuriously: no
+    match re-enqueued, no duplicate run."""
+    if not cluster.settings.slow_link:
+        raise ChaosError("the slow-network fault needs ClusterSettings(slow_link=True)")
+    say("slow network: workers reach Redis with +50 ms round trips, 1% of chunks +200 ms")
+    ladder.wait_done(timeout)
+    counts = ladder.counts("slow_network")
+    logs = "".join(h.text for h in cluster.workers.values())
+    stats = worker_stats(cluster.redis)
+    counts.notes = {
+        "requeued": sum(line.count(LADDER + ".") for line in logs.splitlines()
+                        if "re-enqueued" in line),
+        "match_seconds": round(stats.get("match_seconds", 0.0)
+                               / max(1.0, stats.get("matches", 0.0)), 2),
+        "record_ms": round(1000 * stats.get("record_seconds", 0.0)
+                           / max(1.0, stats.get("matches", 0.0)), 1),
     }
     return counts

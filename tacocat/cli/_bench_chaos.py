@@ -13,6 +13,8 @@ wait for the ladder to finish and count.
   redis_kill    SIGKILL Redis twice mid-ladder, start it again on the same data
   full_disk     fill Redis' data volume (a 16 MiB tmpfs) for 6 s mid-ladder, then free it
   serve_restart restart `tacocat serve` mid-ladder and during a live game
+  slow_network  the whole ladder with every worker reaching Redis over a slow, lossy link
+                (+50 ms round trips, 1% of chunks +200 ms; a relay, as there is no netem)
   fsync_cost    record the same matches under appendfsync everysec, everysec + WAITAOF
                 (the arena's setting) and always: median ms per recorded match
 
@@ -29,6 +31,7 @@ import argparse
 import contextlib
 import json
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -38,10 +41,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from tacocat.chaos.cluster import Cluster
-    from tacocat.chaos.faults import Counts, Ladder
+    from tacocat.chaos.ladder import Counts, Ladder
 
 FAULTS: Final = ("kill", "pause", "partition", "redis_kill", "full_disk", "serve_restart",
-                 "fsync_cost")
+                 "slow_network", "fsync_cost")
 
 
 def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,6 +95,7 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     from tacocat.chaos import faults as chaos  # noqa: PLC0415
     from tacocat.chaos.cluster import Cluster, ClusterSettings  # noqa: PLC0415
     from tacocat.chaos.hosts import tmpfs  # noqa: PLC0415
+    from tacocat.chaos.ladder import Ladder, LadderSpec  # noqa: PLC0415
     from tacocat.chaos.persistence import record_costs  # noqa: PLC0415
 
     folder.mkdir(parents=True)
@@ -99,9 +103,9 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
         runs = [record_costs(folder / f"run{i}", bots=16) for i in range(3)]
         return {"fault": fault, "record_ms": {mode: round(sorted(r[mode] for r in runs)[1], 2)
                                               for mode in runs[0]}, "runs": 3}
-    small = chaos.LadderSpec(bots=3, games_per_pairing=32, games_per_match=8)
-    inject: dict[str, tuple[chaos.LadderSpec, Callable[[Cluster, Ladder], Counts]]] = {
-        "kill": (chaos.LadderSpec(bots=4, games_per_pairing=96, games_per_match=8),
+    small = LadderSpec(bots=3, games_per_pairing=32, games_per_match=8)
+    inject: dict[str, tuple[LadderSpec, Callable[[Cluster, Ladder], Counts]]] = {
+        "kill": (LadderSpec(bots=4, games_per_pairing=96, games_per_match=8),
                  lambda c, lad: chaos.kill_workers(c, lad, args.kills,
                                                    random.Random(args.seed), _say)),
         "pause": (small, lambda c, lad: chaos.pause_worker(c, lad, _say)),
@@ -109,6 +113,7 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
         "redis_kill": (small, lambda c, lad: chaos.kill_redis(c, lad, _say, kills=2)),
         "full_disk": (small, lambda c, lad: chaos.fill_disk(c, lad, _say)),
         "serve_restart": (small, lambda c, lad: chaos.restart_serve(c, lad, _say)),
+        "slow_network": (small, lambda c, lad: chaos.slow_network(c, lad, _say)),
     }
     spec, run = inject[fault]
     volume: contextlib.AbstractContextManager[Path | None] = (
@@ -116,9 +121,9 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     with volume as redis_dir:
         settings = ClusterSettings(lease=args.lease, sandbox=not args.insecure_no_sandbox,
                                          serve=fault in ("full_disk", "serve_restart"),
-                                         redis_dir=redis_dir)
+                                         redis_dir=redis_dir, slow_link=fault == "slow_network")
         with Cluster(folder / "hosts", settings) as cluster:
-            ladder = chaos.Ladder(cluster, spec)
+            ladder = Ladder(cluster, spec)
             ladder.start()
             counts = run(cluster, ladder)
     result = counts.to_json()
@@ -139,7 +144,7 @@ def _table(results: list[dict[str, Any]]) -> None:
         rows.append((r["fault"], str(r["injections"]), str(r["scheduled"]), str(r["recorded"]),
                      str(r["duplicates_refused"]), str(r["lost"]), str(r["double_counted"]),
                      f"{r['games_in_leaderboard']}/{r['games_expected']}",
-                     f"{sorted(recovery)[len(recovery) // 2]:.1f}, {max(recovery):.1f}"
+                     f"{statistics.median(recovery):.1f}, {max(recovery):.1f}"
                      if recovery else "-"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     for row in rows:

@@ -80,7 +80,7 @@ class Dispatcher:
             requeued = {}
             for ladder in self.arena.list_ladders():
                 requeued[ladder.name] = self.arena.requeue_orphans(
-                    ladder.name, self.queue.enqueue_match, timeout=self.orphan_timeout,
+                    ladder.name, self.queue.requeue_match, timeout=self.orphan_timeout,
                     job_alive=self.queue.job_alive, grace=self.grace)
             report = TickReport(report.scheduled, requeued, report.smoke_tests)
         _log_report(report)

@@ -105,7 +105,8 @@ class WorkerPool:
                 dispatcher = Dispatcher(arena, MatchQueue(
                     arena.redis, prefix=self.settings.prefix,
                     match_queue=self.settings.match_queue, smoke_queue=self.settings.smoke_queue,
-                    job_timeout=self.settings.job_timeout), wait=self.wait,
+                    job_timeout=self.settings.job_timeout, stray_grace=self.settings.lease),
+                    wait=self.wait,
                     grace=self.settings.lease, lock_ttl=LOCK_TTL_WAITS * self.wait)
             if ready is not None:
                 ready(self)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import time
 from collections.abc import Mapping
 from typing import Final
 
@@ -100,8 +101,12 @@ class MatchQueue:
 
     def __init__(self, redis: Redis, *, prefix: str = DEFAULT_PREFIX,
                  match_queue: str = MATCH_QUEUE, smoke_queue: str = SMOKE_QUEUE,
-                 job_timeout: int = DEFAULT_JOB_TIMEOUT) -> None:
+                 job_timeout: int = DEFAULT_JOB_TIMEOUT,
+                 stray_grace: float = DEFAULT_LEASE) -> None:
         self.redis = redis
+        self.stray_grace = stray_grace
+        self._strays: dict[str, float] = {}
+        """Jobs seen "queued" in no queue, and since when (monotonic)."""
         self.prefix = prefix
         self.matches = Queue(match_queue, connection=redis)
         self.smoke = Queue(smoke_queue, connection=redis)
@@ -116,6 +121,13 @@ class MatchQueue:
         """Put the match on the queue unless its job is already queued or running."""
         return self._enqueue(self.matches, MATCH_JOB, match_id, match_job_id(match_id),
                              lease=lease_key(self.prefix, match_id))
+
+    def requeue_match(self, match_id: str) -> bool:
+        """:meth:`enqueue_match` at the front of the queue: for a match whose worker died,
+        which has waited its turn once already (behind a round's matches, it would wait
+        again: the chaos suite's kills measured it)."""
+        return self._enqueue(self.matches, MATCH_JOB, match_id, match_job_id(match_id),
+                             lease=lease_key(self.prefix, match_id), at_front=True)
 
     def enqueue_smoke(self, version_id: str) -> bool:
         """Put a version's smoke test on the (priority) smoke queue, once."""
@@ -138,11 +150,12 @@ class MatchQueue:
         if state == JobStatus.QUEUED.value and self.redis.lpos(queue.key, job_id) is None:
             # "Queued" in no queue: RQ pops a job id before it marks the job started, so a
             # worker that died or lost Redis in between (a full disk did it in the chaos
-            # suite) leaves a job that nothing will ever run. Unless a worker is starting it
-            # right now, it is dead; a re-run then would only be a refused duplicate.
-            state = self._state(job_id)
-            if state == JobStatus.QUEUED.value:
-                return False
+            # suite) leaves a job that nothing will ever run. A worker starting it takes
+            # a moment (longer over a slow network): dead only if it stays so for
+            # ``stray_grace`` seconds.
+            first = self._strays.setdefault(job_id, time.monotonic())
+            return time.monotonic() - first < self.stray_grace
+        self._strays.pop(job_id, None)
         if state is None:
             return False
         if state in _WAITING:
@@ -153,12 +166,13 @@ class MatchQueue:
         return False
 
     def _enqueue(self, queue: Queue, func: str, arg: str, job_id: str,
-                 lease: str | None) -> bool:
+                 lease: str | None, *, at_front: bool = False) -> bool:
         if self._alive(queue, job_id, lease):
             return False
         with contextlib.suppress(NoSuchJobError):
             Job.fetch(job_id, connection=self.redis).delete()
         queue.enqueue_call(func, args=(arg,), job_id=job_id, timeout=self.job_timeout,
                            result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL,
-                           description=f"{func.rsplit('.', 1)[-1]}({arg})")
+                           description=f"{func.rsplit('.', 1)[-1]}({arg})",
+                           at_front=at_front)
         return True

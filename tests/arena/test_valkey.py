@@ -44,7 +44,17 @@ def test_start_set_get_and_config(valkey_factory: ValkeyFactory) -> None:
     assert config["daemonize"] == "no"
     assert config["bind"] == "127.0.0.1"
     assert Path(str(config["dir"])) == server.data_dir
+    assert config["appendfsync"] == "everysec"
     client.close()
+
+
+def test_persistence_setting_is_checked_and_applied(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddedServerError, match="appendfsync 'sometimes' is not one of"):
+        EmbeddedValkey(tmp_path / "bad", appendfsync="sometimes")
+    with EmbeddedValkey(tmp_path / "always", appendfsync="always") as server:
+        client = _client(server)
+        assert client.config_get("appendfsync")["appendfsync"] == "always"
+        client.close()
 
 
 def test_runs_in_its_own_process_group(valkey_factory: ValkeyFactory) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from tacocat.chaos.cluster import Cluster, ClusterSettings
 from tacocat.chaos.hosts import NETNS_PREFIX, check_support, wait_gone
+from tacocat.chaos.ladder import LadderSpec
 
 from ..worker.worker_helpers import SANDBOX
 
@@ -48,3 +49,9 @@ def cluster_factory(tmp_path: Path) -> Iterator[ClusterFactory]:
 def cluster(cluster_factory: ClusterFactory) -> Cluster:
     """Redis and two worker hosts, lease 3 s, dispatcher pass 1 s."""
     return cluster_factory()
+
+
+def ladder_spec(games_per_pairing: int, games_per_match: int) -> LadderSpec:
+    """Three bots, activated at once (the smoke test is not what these tests are about)."""
+    return LadderSpec(bots=3, games_per_pairing=games_per_pairing,
+                      games_per_match=games_per_match, smoke=False)

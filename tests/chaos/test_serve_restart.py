@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tacocat.chaos.faults import Ladder, LadderSpec, restart_serve
+from tacocat.chaos.faults import restart_serve
+from tacocat.chaos.ladder import Ladder
 
-from .conftest import ClusterFactory
+from .conftest import ClusterFactory, ladder_spec
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.timeout(180)
 def test_restarting_serve_leaves_workers_alone_and_tells_live_clients_why(
         cluster_factory: ClusterFactory) -> None:
     cluster = cluster_factory(serve=True)
-    ladder = Ladder(cluster, LadderSpec(bots=3, games_per_pairing=24, games_per_match=8))
+    ladder = Ladder(cluster, ladder_spec(24, 8))
     ladder.start()
 
     counts = restart_serve(cluster, ladder, lambda _: None)
