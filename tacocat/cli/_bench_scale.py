@@ -43,6 +43,7 @@ import math
 import os
 import queue
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -51,6 +52,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -101,22 +103,35 @@ def bench_scale(args: argparse.Namespace) -> int:
         print(f"tacocat bench scale: {problem}", file=sys.stderr)
         return 2
     orders = [Order.CONVERGE, Order.ROUND_ROBIN] if args.order == "both" else [Order(args.order)]
-    with tempfile.TemporaryDirectory(prefix="tacocat-scale-") as folder:
-        from redis import Redis  # noqa: PLC0415
+    # SIGTERM and SIGHUP unwind like Ctrl-C, so the embedded Redis is stopped on the way out.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with tempfile.TemporaryDirectory(prefix="tacocat-scale-") as folder:
+            from redis import Redis  # noqa: PLC0415
 
-        from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
+            from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
 
-        with EmbeddedValkey(Path(folder) / "redis") as server:
-            client = Redis.from_url(server.url)
-            try:
-                runs = [_Run(client, args, order).run() for order in orders]
-            finally:
-                client.close()
+            with EmbeddedValkey(Path(folder) / "redis") as server:
+                client = Redis.from_url(server.url)
+                try:
+                    runs = [_Run(client, args, order).run() for order in orders]
+                finally:
+                    client.close()
+    except KeyboardInterrupt:
+        print("tacocat bench scale: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     result = dict(runs[0])
     if len(runs) > 1:
         result["round_robin"] = runs[1]
     print(json.dumps(result), flush=True)
     return 0
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def _check(args: argparse.Namespace) -> str | None:
