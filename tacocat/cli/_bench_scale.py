@@ -27,7 +27,8 @@ figures, with the round-robin run's under ``"round_robin"``. Progress goes to st
 - entrant_matches_to_50: the new entrant's recorded matches until its interval is under ±50;
   entrant_first_wait: ladder matches recorded between its joining and its first result;
 - longest_wait: the most ladder matches recorded between two results of one bot (or between
-  the start, or its joining, and its first);
+  the start, or its joining, and its first); longest_wait_rounds: the most scheduling rounds
+  between two of a bot's matches being created (the fairness bound's unit);
 - ladder_page_ms / ladder_page_last_ms: rendering the web ladder page at the end (what its
   handler does: read the ladder, standings, crosstable, history and render the HTML), for
   the first page and for the last standings page and crosstable block; median of 5.
@@ -42,6 +43,7 @@ import math
 import os
 import queue
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -50,6 +52,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -100,22 +103,35 @@ def bench_scale(args: argparse.Namespace) -> int:
         print(f"tacocat bench scale: {problem}", file=sys.stderr)
         return 2
     orders = [Order.CONVERGE, Order.ROUND_ROBIN] if args.order == "both" else [Order(args.order)]
-    with tempfile.TemporaryDirectory(prefix="tacocat-scale-") as folder:
-        from redis import Redis  # noqa: PLC0415
+    # SIGTERM and SIGHUP unwind like Ctrl-C, so the embedded Redis is stopped on the way out.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with tempfile.TemporaryDirectory(prefix="tacocat-scale-") as folder:
+            from redis import Redis  # noqa: PLC0415
 
-        from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
+            from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
 
-        with EmbeddedValkey(Path(folder) / "redis") as server:
-            client = Redis.from_url(server.url)
-            try:
-                runs = [_Run(client, args, order).run() for order in orders]
-            finally:
-                client.close()
+            with EmbeddedValkey(Path(folder) / "redis") as server:
+                client = Redis.from_url(server.url)
+                try:
+                    runs = [_Run(client, args, order).run() for order in orders]
+                finally:
+                    client.close()
+    except KeyboardInterrupt:
+        print("tacocat bench scale: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     result = dict(runs[0])
     if len(runs) > 1:
         result["round_robin"] = runs[1]
     print(json.dumps(result), flush=True)
     return 0
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def _check(args: argparse.Namespace) -> str | None:
@@ -167,6 +183,8 @@ class _Run:
         self.entrant_joined_at = 0
         self.converged_at: int | None = None
         self.entrant_settled: int | None = None
+        self.schedule_rounds = 0
+        self.served_rounds: dict[str, list[int]] = {}  # version -> rounds that served it
 
     def run(self) -> dict[str, Any]:
         self.redis.flushall()
@@ -234,7 +252,13 @@ class _Run:
                 self.truth["entrant"] = self.entrant_truth
                 self.entrant_joined_at = recorded
             if self.queue.qsize() < depth // 2:
-                self.arena.schedule(LADDER, self.queue.put)
+                created = self.arena.schedule(LADDER, self.queue.put)
+                if created:
+                    self.schedule_rounds += 1
+                    for match in created:
+                        for version in (match.a, match.b):
+                            self.served_rounds.setdefault(version, []).append(
+                                self.schedule_rounds)
             now = time.perf_counter()
             if now - checked >= self.args.check_every:
                 checked = now
@@ -378,6 +402,10 @@ class _Run:
                                    if entrant_seqs else None),
             "entrant_matches_to_50": self.entrant_settled,
             "longest_wait": longest, "longest_wait_bot": who,
+            "schedule_rounds": self.schedule_rounds,
+            "longest_wait_rounds": max(
+                (b - a for rounds in self.served_rounds.values()
+                 for a, b in zip(rounds, rounds[1:], strict=False)), default=0),
             "load_average": round(os.getloadavg()[0], 2),
         }
 
