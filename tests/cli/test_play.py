@@ -48,3 +48,47 @@ def test_bad_settings_say_what_to_do(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--batch must be from 1 to 256, got 0" in done.stderr
     done = tacocat("play", "house:random", "house:greedy", "--time-limit", "0", cwd=tmp_path)
     assert done.returncode == 2 and "--no-time-limit turns the limit off" in done.stderr
+
+
+def test_jobs_give_byte_identical_records_and_summary(tmp_path: Path) -> None:
+    runs = []
+    for jobs in ("1", "3"):
+        out = tmp_path / f"j{jobs}.jsonl"
+        done = tacocat("play", "house:random", "house:greedy", "--games", "31", "--seed", "j",
+                       "--batch", "4", "--jobs", jobs, "--replay", str(out), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        runs.append((out.read_bytes(), done.stdout.replace(str(out), "FILE")))
+    assert runs[0] == runs[1]
+    assert runs[0][0].count(b"\n") == 31
+
+
+def test_sprt_accepts_h1_for_the_stronger_bot_with_the_same_verdict_for_every_jobs(
+        tmp_path: Path) -> None:
+    outputs = []
+    for jobs in ("1", "2"):
+        done = tacocat("play", "house:greedy", "house:random", "--sprt", "--elo1", "50",
+                       "--jobs", jobs, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "SPRT H1 accepted: A is stronger than B" in done.stdout, done.stdout
+        assert "sprt: games 64 (32 pairs)" in done.stderr  # the live line
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+
+
+def test_sprt_accepts_h0_for_the_weaker_bot_and_says_when_games_run_out(tmp_path: Path) -> None:
+    done = tacocat("play", "house:random", "house:greedy", "--sprt", "--elo1", "50", "--jobs", "1",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "SPRT H0 accepted: A is not stronger than B" in done.stdout, done.stdout
+    done = tacocat("play", "house:greedy", "house:greedy", "--sprt", "--games", "10",
+                   "--jobs", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "SPRT no verdict: --games ran out with LLR" in done.stdout, done.stdout
+
+
+def test_bad_sprt_and_jobs_settings_say_what_to_do(tmp_path: Path) -> None:
+    done = tacocat("play", "house:random", "house:greedy", "--sprt", "--elo0", "5", "--elo1",
+                   "0", cwd=tmp_path)
+    assert done.returncode == 2 and "elo0 must be below elo1" in done.stderr
+    done = tacocat("play", "house:random", "house:greedy", "--jobs", "0", cwd=tmp_path)
+    assert done.returncode == 2 and "--jobs must be at least 1, got 0" in done.stderr

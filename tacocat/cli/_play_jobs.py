@@ -1,0 +1,156 @@
+"""``tacocat play --jobs N``: a local match's schedule played on N processes.
+
+The schedule (:func:`~tacocat.engine.duplicate_pairs`) is cut into N contiguous runs of whole
+pairs; each process plays its run through the one match loop
+(:func:`~tacocat.referee.play_in_process`) and the games are put back in schedule order. A
+game's record depends only on its deal and the bots' answers, so the records and the summary
+are the same for every N (and every ``--batch``), with one exception: a side that gives up
+(three strikes in a row, :mod:`tacocat.referee._policy`) gives up in its own process's run
+only, since the processes do not wait for each other.
+
+Worker processes are forked (the bot classes are already loaded), live as long as the
+:class:`JobPool` and are ended with it, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from tacocat.engine import Bot, GameRecord, MatchGame, Ruleset, duplicate_pairs
+from tacocat.referee import play_in_process
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """What every process needs to play its part of a match."""
+
+    bots: tuple[Callable[[], Bot], Callable[[], Bot]]
+    names: tuple[str, str]
+    seed: str
+    rules: Ruleset
+    batch: int
+    time_limit: float | None
+
+
+@dataclass
+class PlayedRun:
+    """Some games of a match in schedule order, and why a side gave up, if it did."""
+
+    games: list[MatchGame]
+    gave_up: list[tuple[str, str]]
+    """(side's name, detail) for each side that gave up, in the order of the runs."""
+
+
+def default_jobs() -> int:
+    """All the cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
+
+def split(start: int, stop: int, parts: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` cut into at most ``parts`` contiguous runs of whole pairs (the last
+    run takes an odd last game), as even as can be, in order."""
+    pairs = (stop - start + 1) // 2
+    parts = max(1, min(parts, pairs))
+    bounds = [start + 2 * (pairs * k // parts) for k in range(parts)] + [stop]
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+_PLAN: MatchPlan | None = None
+_PROGRESS: Any = None
+
+
+def _start_worker(plan: MatchPlan, progress: Any) -> None:
+    global _PLAN, _PROGRESS
+    _PLAN, _PROGRESS = plan, progress
+
+
+def _play_run(total: int, start: int, stop: int) -> tuple[list[tuple[int, int, str]],
+                                                          list[tuple[str, str]]]:
+    """In a worker process: play games ``[start, stop)`` of a ``total``-game match."""
+    assert _PLAN is not None
+    plan = _PLAN
+    played = _play(plan, total, start, stop, lambda _: _PROGRESS.put(1))
+    return ([(g.index, g.a_seat, g.record.dumps()) for g in played.games], played.gave_up)
+
+
+def _play(plan: MatchPlan, total: int, start: int, stop: int,
+          on_game: Callable[[MatchGame], None]) -> PlayedRun:
+    schedule = duplicate_pairs(total, plan.seed)[start:stop]
+    played = play_in_process(plan.bots[0], plan.bots[1], schedule, names=plan.names,
+                             rules=plan.rules, batch=plan.batch, time_limit=plan.time_limit,
+                             on_game=on_game)
+    return PlayedRun(played.games, [(s.name, s.gave_up.detail) for s in played.sides
+                                    if s.gave_up is not None])
+
+
+class JobPool:
+    """``jobs`` processes playing parts of one match; with ``jobs == 1``, this process."""
+
+    def __init__(self, plan: MatchPlan, jobs: int) -> None:
+        self.plan = plan
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+        self._progress: Any = None
+        if jobs > 1:
+            context = multiprocessing.get_context("fork")
+            self._progress = context.Queue()
+            self._pool = ProcessPoolExecutor(jobs, mp_context=context,
+                                             initializer=_start_worker,
+                                             initargs=(plan, self._progress))
+
+    def play(self, total: int, start: int, stop: int, on_game: Callable[[], None]) -> PlayedRun:
+        """Games ``[start, stop)`` of the ``total``-game match, ``on_game`` called as each
+        ends; the games come back in schedule order."""
+        if self._pool is None:
+            return _play(self.plan, total, start, stop, lambda _: on_game())
+        futures = [self._pool.submit(_play_run, total, a, b)
+                   for a, b in split(start, stop, self.jobs)]
+        while not all(f.done() for f in futures):
+            self._drain(on_game, wait=0.1)
+        self._drain(on_game, wait=0.0)
+        return _merge(futures)
+
+    def _drain(self, on_game: Callable[[], None], wait: float) -> None:
+        try:
+            self._progress.get(timeout=wait) if wait else self._progress.get_nowait()
+            on_game()
+            while True:
+                self._progress.get_nowait()
+                on_game()
+        except queue.Empty:
+            pass
+
+    def close(self) -> None:
+        """End the worker processes (at once, when a match is interrupted)."""
+        if self._pool is not None:
+            processes = list(getattr(self._pool, "_processes", {}).values())
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:  # a run still playing is not waited for
+                process.terminate()
+            for process in processes:
+                process.join()
+            self._pool = None
+
+    def __enter__(self) -> JobPool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _merge(futures: Sequence[Future[tuple[list[tuple[int, int, str]],
+                                          list[tuple[str, str]]]]]) -> PlayedRun:
+    merged = PlayedRun([], [])
+    for future in futures:  # in schedule order
+        games, gave_up = future.result()
+        merged.games.extend(MatchGame(index, GameRecord.loads(line), a_seat)
+                            for index, a_seat, line in games)
+        merged.gave_up.extend(gave_up)
+    return merged
