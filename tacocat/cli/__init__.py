@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import _arena_cmds, _bench, _newbot, _play, _serve, _up, _worker
+from . import _arena_cmds, _bench, _newbot, _play, _replay, _serve, _up, _worker
 
 DESCRIPTION = """\
 Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _up.add_parser(sub)
     _play.add_parser(sub)
+    _replay.add_parser(sub)
     _bench.add_parser(sub)
     _serve.add_parser(sub)
     _worker.add_parser(sub)
