@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(games, "playing")
     done = [0]
 
-    def count() -> None:
-        done[0] += 1
+    def count(games: int) -> None:
+        done[0] += games
         progress.update(done[0])
 
     with JobPool(plan, args.jobs or default_jobs()) as pool:
@@ -153,7 +153,7 @@ def _check(args: argparse.Namespace) -> str:
 
 
 def _play_sprt(pool: JobPool, sprt: Sprt, games: int, progress: Progress,
-               count: Callable[[], None]) -> tuple[PlayedRun, str]:
+               count: Callable[[int], None]) -> tuple[PlayedRun, str]:
     """Play blocks of :data:`SPRT_BLOCK` games until the test decides or ``games`` are
     played; the same blocks for every ``--jobs``, so the same verdict."""
     played = PlayedRun([], [])

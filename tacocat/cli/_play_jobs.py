@@ -17,10 +17,11 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from tacocat.engine import Bot, GameRecord, MatchGame, Ruleset, duplicate_pairs
 from tacocat.referee import play_in_process
@@ -66,17 +67,35 @@ _PLAN: MatchPlan | None = None
 _PROGRESS: Any = None
 
 
+PROGRESS_EVERY: Final = 16
+"""Games a worker process plays between two progress reports (a report costs a pickle)."""
+
+
 def _start_worker(plan: MatchPlan, progress: Any) -> None:
     global _PLAN, _PROGRESS
     _PLAN, _PROGRESS = plan, progress
+    # The parent stops the pool (SIGTERM at once when interrupted); a terminal's Ctrl-C
+    # reaches the whole process group, and is the parent's to handle.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _play_run(total: int, start: int, stop: int) -> tuple[list[tuple[int, int, str]],
                                                           list[tuple[str, str]]]:
     """In a worker process: play games ``[start, stop)`` of a ``total``-game match."""
     assert _PLAN is not None
-    plan = _PLAN
-    played = _play(plan, total, start, stop, lambda _: _PROGRESS.put(1))
+    unreported = [0]
+
+    def report(_: MatchGame) -> None:
+        unreported[0] += 1
+        if unreported[0] == PROGRESS_EVERY:
+            _PROGRESS.put(unreported[0])
+            unreported[0] = 0
+
+    played = _play(_PLAN, total, start, stop, report)
+    if unreported[0]:
+        _PROGRESS.put(unreported[0])
     return ([(g.index, g.a_seat, g.record.dumps()) for g in played.games], played.gave_up)
 
 
@@ -105,44 +124,47 @@ class JobPool:
                                              initializer=_start_worker,
                                              initargs=(plan, self._progress))
 
-    def play(self, total: int, start: int, stop: int, on_game: Callable[[], None]) -> PlayedRun:
-        """Games ``[start, stop)`` of the ``total``-game match, ``on_game`` called as each
-        ends; the games come back in schedule order."""
+    def play(self, total: int, start: int, stop: int,
+             on_games: Callable[[int], None]) -> PlayedRun:
+        """Games ``[start, stop)`` of the ``total``-game match, ``on_games(n)`` told as games
+        end; the games come back in schedule order."""
         if self._pool is None:
-            return _play(self.plan, total, start, stop, lambda _: on_game())
+            return _play(self.plan, total, start, stop, lambda _: on_games(1))
         futures = [self._pool.submit(_play_run, total, a, b)
                    for a, b in split(start, stop, self.jobs)]
         while not all(f.done() for f in futures):
-            self._drain(on_game, wait=0.1)
-        self._drain(on_game, wait=0.0)
+            self._drain(on_games, wait=0.1)
+        self._drain(on_games, wait=0.0)
         return _merge(futures)
 
-    def _drain(self, on_game: Callable[[], None], wait: float) -> None:
+    def _drain(self, on_games: Callable[[int], None], wait: float) -> None:
         try:
-            self._progress.get(timeout=wait) if wait else self._progress.get_nowait()
-            on_game()
+            on_games(self._progress.get(timeout=wait) if wait else self._progress.get_nowait())
             while True:
-                self._progress.get_nowait()
-                on_game()
+                on_games(self._progress.get_nowait())
         except queue.Empty:
             pass
 
-    def close(self) -> None:
-        """End the worker processes (at once, when a match is interrupted)."""
-        if self._pool is not None:
-            processes = list(getattr(self._pool, "_processes", {}).values())
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            for process in processes:  # a run still playing is not waited for
-                process.terminate()
-            for process in processes:
-                process.join()
-            self._pool = None
+    def close(self, *, interrupted: bool = False) -> None:
+        """End the worker processes: once idle, or at once when the match is interrupted."""
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        if not interrupted:
+            pool.shutdown(wait=True)
+            return
+        processes = list(getattr(pool, "_processes", {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:  # a run still playing is not waited for
+            process.terminate()
+        for process in processes:
+            process.join()
 
     def __enter__(self) -> JobPool:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self.close(interrupted=kind is not None)
 
 
 def _merge(futures: Sequence[Future[tuple[list[tuple[int, int, str]],
