@@ -19,6 +19,7 @@ from tacocat.sdk._loader import load_bot_class
 
 from ._output import Progress, table
 from ._play_jobs import JobPool, MatchPlan, PlayedRun, default_jobs
+from ._play_logs import LOG_CAP
 
 SPRT_GAMES: Final = 20_000
 """--games' default with --sprt: a cap, rarely reached when elo1 - elo0 is 5 or more."""
@@ -66,6 +67,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                             f"{DEFAULT_TIME_LIMIT:g}); a slower decision forfeits its game")
     limit.add_argument("--no-time-limit", action="store_true",
                        help="no limit: for stepping through a bot in a debugger")
+    p.add_argument("--logs", type=Path, metavar="DIR",
+                   help="keep what each bot prints (stdout, stderr) and its tracebacks, per "
+                        f"game: DIR/game-NNNNN-A.log, at most {LOG_CAP // 1024} KiB each")
     p.add_argument("--jobs", type=int, metavar="N",
                    help=f"processes to play on (default: all {default_jobs()} cores); the "
                         "games are the same for every N")
@@ -97,8 +101,14 @@ def run(args: argparse.Namespace) -> int:
     names = (args.bot_a, args.bot_b) if args.bot_a != args.bot_b else (
         f"{args.bot_a}#1", f"{args.bot_b}#2")
     games = args.games or (SPRT_GAMES if sprt else 100)
+    if args.logs is not None:
+        try:
+            args.logs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"tacocat play: --logs {args.logs}: {exc.strerror}", file=sys.stderr)
+            return 2
     plan = MatchPlan(bots, names, args.seed, rules, args.batch,
-                     None if args.no_time_limit else args.time_limit)
+                     None if args.no_time_limit else args.time_limit, args.logs)
     progress = Progress(games, "playing")
     done = [0]
 
@@ -135,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{verdict}")
     if args.replay:
         print(f"\nreplays: {len(played.games)} records in {args.replay}")
+    if args.logs is not None:
+        written = len(list(args.logs.glob("game-*.log")))
+        print(f"logs: {written} file{'s' * (written != 1)} in {args.logs} (what each bot "
+              f"printed in each game, and its tracebacks; at most {LOG_CAP // 1024} KiB each)")
     return 0
 
 

@@ -21,10 +21,13 @@ import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from tacocat.engine import Bot, GameRecord, MatchGame, Ruleset, duplicate_pairs
 from tacocat.referee import play_in_process
+
+from ._play_logs import logged
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class MatchPlan:
     rules: Ruleset
     batch: int
     time_limit: float | None
+    logs: Path | None = None
+    """Where each game's bot output goes (``--logs``), if anywhere."""
 
 
 @dataclass
@@ -102,7 +107,12 @@ def _play_run(total: int, start: int, stop: int) -> tuple[list[tuple[int, int, s
 def _play(plan: MatchPlan, total: int, start: int, stop: int,
           on_game: Callable[[MatchGame], None]) -> PlayedRun:
     schedule = duplicate_pairs(total, plan.seed)[start:stop]
-    played = play_in_process(plan.bots[0], plan.bots[1], schedule, names=plan.names,
+    bots = plan.bots
+    if plan.logs is not None:
+        indexes = [g.index for g in schedule]
+        bots = (logged(bots[0], plan.logs, "A", iter(indexes)),
+                logged(bots[1], plan.logs, "B", iter(indexes)))
+    played = play_in_process(bots[0], bots[1], schedule, names=plan.names,
                              rules=plan.rules, batch=plan.batch, time_limit=plan.time_limit,
                              on_game=on_game)
     return PlayedRun(played.games, [(s.name, s.gave_up.detail) for s in played.sides
