@@ -94,10 +94,19 @@ def test_bad_sprt_and_jobs_settings_say_what_to_do(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--jobs must be at least 1, got 0" in done.stderr
 
 
+def _play_logged(tmp_path: Path, source: str, opponent: str, games: int, jobs: int,
+                 logs: str) -> str:
+    """``tacocat play`` of the bot in ``source`` with ``--logs logs``; its stdout."""
+    bot = tmp_path / f"{logs}_bot.py"
+    bot.write_text("import sys\n\nfrom tacocat.engine.bots import GreedyBot\n\n\n" + source)
+    done = tacocat("play", str(bot), opponent, "--games", str(games), "--jobs", str(jobs),
+                   "--logs", logs, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_logs_keep_what_each_bot_printed_per_game_capped_with_tracebacks(tmp_path: Path) -> None:
-    chatty = tmp_path / "chatty.py"
-    chatty.write_text(
-        "import sys\n\nfrom tacocat.engine.bots import GreedyBot\n\n\n"
+    out = _play_logged(tmp_path, (
         "class Chatty(GreedyBot):\n"
         "    def on_game_start(self, seat, ruleset, opponent):\n"
         "        print(f'hello from seat {seat} against {opponent}')\n"
@@ -106,14 +115,11 @@ def test_logs_keep_what_each_bot_printed_per_game_capped_with_tracebacks(tmp_pat
         "        print('x' * 1000, file=sys.stderr)\n"
         "        if self.seat == 1 and obs.round == 1:\n"
         "            raise RuntimeError('seat 1 gives up in round 2')\n"
-        "        return super().duel(obs)\n")
-    done = tacocat("play", str(chatty), "house:greedy", "--games", "4", "--jobs", "2",
-                   "--logs", "logs", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+        "        return super().duel(obs)\n"), "house:greedy", 4, 2, "logs")
     logs = tmp_path / "logs"
     assert sorted(p.name for p in logs.iterdir()) == [
         f"game-0000{i}-A.log" for i in range(4)]  # house:greedy prints nothing
-    assert "logs: 4 files in logs" in done.stdout
+    assert "logs: 4 files in logs" in out
     for game in range(4):
         text = (logs / f"game-0000{game}-A.log").read_text()
         seat = game % 2
@@ -122,16 +128,12 @@ def test_logs_keep_what_each_bot_printed_per_game_capped_with_tracebacks(tmp_pat
         assert ("Traceback (most recent call last)" in text) == (seat == 1), text[-300:]
         if seat == 1:
             assert "RuntimeError: seat 1 gives up in round 2" in text
-    assert "hello from" not in done.stdout  # the bots' output went to the logs only
+    assert "hello from" not in out  # the bots' output went to the logs only
     # Capped: a bot printing without end keeps 64 KiB and says so.
-    flood = tmp_path / "flood.py"
-    flood.write_text("from tacocat.engine.bots import GreedyBot\n\n\n"
-                     "class Flood(GreedyBot):\n"
-                     "    def attack(self, obs):\n"
-                     "        print('y' * 10_000)\n"
-                     "        return super().attack(obs)\n")
-    done = tacocat("play", str(flood), "house:random", "--games", "1", "--jobs", "1",
-                   "--logs", "flood", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    _play_logged(tmp_path, (
+        "class Flood(GreedyBot):\n"
+        "    def attack(self, obs):\n"
+        "        print('y' * 10_000)\n"
+        "        return super().attack(obs)\n"), "house:random", 1, 1, "flood")
     data = (tmp_path / "flood" / "game-00000-A.log").read_bytes()
     assert data.endswith(b"[log cut at 64 KiB]\n") and len(data) < 64 * 1024 + 30
