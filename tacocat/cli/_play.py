@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from tacocat.engine import STANDARD, EngineError, Ruleset, write_jsonl
+from tacocat.engine import STANDARD, EngineError, Ruleset
 from tacocat.engine.sprt import Pentanomial, Sprt, Verdict
 from tacocat.engine.stats import match_stats
 from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH
@@ -108,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"tacocat play: --logs {args.logs}: {exc.strerror}", file=sys.stderr)
             return 2
     plan = MatchPlan(bots, names, args.seed, rules, args.batch,
-                     None if args.no_time_limit else args.time_limit, args.logs)
+                     None if args.no_time_limit else args.time_limit, args.logs,
+                     keep_records=args.replay is not None)
     progress = Progress(games, "playing")
     done = [0]
 
@@ -127,13 +128,13 @@ def run(args: argparse.Namespace) -> int:
     forfeits: list[Counter[str]] = [Counter(), Counter()]
     first: dict[tuple[int, str], str] = {}
     for game in played.games:
-        result = game.record.result
-        if result.offender is not None and result.fault is not None:
-            side = 0 if result.offender == game.a_seat else 1
-            forfeits[side][result.fault.value] += 1
-            first.setdefault((side, result.fault.value), result.detail)
+        if game.forfeit is not None:
+            side, fault, detail = game.forfeit
+            forfeits[side][fault] += 1
+            first.setdefault((side, fault), detail)
     if args.replay:
-        write_jsonl(args.replay, [g.record for g in played.games])
+        with open(args.replay, "w", encoding="utf-8") as replay:
+            replay.writelines(g.record + "\n" for g in played.games)
     print(summary(names, scores, [sum(f.values()) for f in forfeits], args.seed))
     for side, counts in enumerate(forfeits):
         for fault, count_ in sorted(counts.items()):
@@ -161,6 +162,8 @@ def _check(args: argparse.Namespace) -> str:
     if not args.no_time_limit and not args.time_limit > 0:
         return (f"--time-limit must be positive, got {args.time_limit}; "
                 "--no-time-limit turns the limit off")
+    if args.replay is not None and not args.replay.absolute().parent.is_dir():
+        return f"--replay {args.replay}: no folder {args.replay.absolute().parent} to write it in"
     if args.jobs is not None and args.jobs < 1:
         return f"--jobs must be at least 1, got {args.jobs} (default: all {default_jobs()} cores)"
     return ""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from tacocat.engine import Bot, GameRecord, MatchGame, Ruleset, duplicate_pairs
+from tacocat.engine import Bot, MatchGame, Ruleset, duplicate_pairs
 from tacocat.referee import play_in_process
 
 from ._play_logs import logged
@@ -42,13 +42,38 @@ class MatchPlan:
     time_limit: float | None
     logs: Path | None = None
     """Where each game's bot output goes (``--logs``), if anywhere."""
+    keep_records: bool = False
+    """Whether the games' replay records are wanted (``--replay``)."""
+
+
+@dataclass(frozen=True)
+class PlayedGame:
+    """What the summary and the replay file need of one game: cheap to send between
+    processes (a whole record would cost more to rebuild than the game took to play)."""
+
+    index: int
+    a_score: float
+    forfeit: tuple[int, str, str] | None
+    """(0 for A or 1 for B, the fault, its detail) when a side forfeited."""
+    record: str
+    """The replay record as a JSON line (without the newline); ``""`` unless kept."""
+
+    @classmethod
+    def of(cls, game: MatchGame, keep_record: bool) -> PlayedGame:
+        result = game.record.result
+        forfeit = None
+        if result.offender is not None and result.fault is not None:
+            forfeit = (0 if result.offender == game.a_seat else 1, result.fault.value,
+                       result.detail)
+        return cls(game.index, game.a_score, forfeit,
+                   game.record.dumps() if keep_record else "")
 
 
 @dataclass
 class PlayedRun:
     """Some games of a match in schedule order, and why a side gave up, if it did."""
 
-    games: list[MatchGame]
+    games: list[PlayedGame]
     gave_up: list[tuple[str, str]]
     """(side's name, detail) for each side that gave up, in the order of the runs."""
 
@@ -86,8 +111,7 @@ def _start_worker(plan: MatchPlan, progress: Any) -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
-def _play_run(total: int, start: int, stop: int) -> tuple[list[tuple[int, int, str]],
-                                                          list[tuple[str, str]]]:
+def _play_run(total: int, start: int, stop: int) -> PlayedRun:
     """In a worker process: play games ``[start, stop)`` of a ``total``-game match."""
     assert _PLAN is not None
     unreported = [0]
@@ -101,7 +125,7 @@ def _play_run(total: int, start: int, stop: int) -> tuple[list[tuple[int, int, s
     played = _play(_PLAN, total, start, stop, report)
     if unreported[0]:
         _PROGRESS.put(unreported[0])
-    return ([(g.index, g.a_seat, g.record.dumps()) for g in played.games], played.gave_up)
+    return played
 
 
 def _play(plan: MatchPlan, total: int, start: int, stop: int,
@@ -115,8 +139,8 @@ def _play(plan: MatchPlan, total: int, start: int, stop: int,
     played = play_in_process(bots[0], bots[1], schedule, names=plan.names,
                              rules=plan.rules, batch=plan.batch, time_limit=plan.time_limit,
                              on_game=on_game)
-    return PlayedRun(played.games, [(s.name, s.gave_up.detail) for s in played.sides
-                                    if s.gave_up is not None])
+    return PlayedRun([PlayedGame.of(g, plan.keep_records) for g in played.games],
+                     [(s.name, s.gave_up.detail) for s in played.sides if s.gave_up is not None])
 
 
 class JobPool:
@@ -177,12 +201,10 @@ class JobPool:
         self.close(interrupted=kind is not None)
 
 
-def _merge(futures: Sequence[Future[tuple[list[tuple[int, int, str]],
-                                          list[tuple[str, str]]]]]) -> PlayedRun:
+def _merge(futures: Sequence[Future[PlayedRun]]) -> PlayedRun:
     merged = PlayedRun([], [])
     for future in futures:  # in schedule order
-        games, gave_up = future.result()
-        merged.games.extend(MatchGame(index, GameRecord.loads(line), a_seat)
-                            for index, a_seat, line in games)
-        merged.gave_up.extend(gave_up)
+        run = future.result()
+        merged.games.extend(run.games)
+        merged.gave_up.extend(run.gave_up)
     return merged
