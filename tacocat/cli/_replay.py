@@ -87,11 +87,17 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _seats(record: GameRecord, bot: str, seat: int | None) -> tuple[int, ...]:
+    """``seat``, else the seats whose player is ``bot`` (as ``tacocat play`` names it, or an
+    arena version ``owner/NAME@N`` of a file NAME.py), else both."""
     if seat is not None:
         return (seat,)
-    stem = Path(bot.partition(":")[0]).stem if not bot.startswith("house:") else bot
-    named = tuple(s for s in (0, 1) if record.players[s] in (bot, stem)
-                  or record.players[s].split("#")[0] in (bot, stem))
+    stem = bot if bot.startswith("house:") else Path(bot.partition(":")[0]).stem
+
+    def bare(player: str) -> str:
+        return player.partition("#")[0].rpartition("/")[2].partition("@")[0]
+
+    named = tuple(s for s in (0, 1) if record.players[s].partition("#")[0] in (bot, stem)
+                  or bare(record.players[s]) == stem)
     return named or (0, 1)
 
 

@@ -58,3 +58,15 @@ def test_a_forfeit_in_defence_cannot_be_re_asked_and_says_why() -> None:
     check = check_game(played.games[0].record, CrashesInDefence, [0])
     assert check.matched and "the opponent's attack it was answering is not recorded" \
         in check.note
+
+
+def test_replay_check_finds_the_bots_seat_by_its_name() -> None:
+    from tacocat.cli._replay import _seats  # noqa: PLC0415 - the CLI's choice of seats
+
+    played = play_in_process(GreedyBot, RandomBot, duplicate_pairs(2, "n"),
+                             names=("alice/mybot@3", "bob/other@1"))
+    first, second = (g.record for g in played.games)
+    assert _seats(first, "bots/mybot.py", None) == (0,)
+    assert _seats(second, "bots/mybot.py:MyBot", None) == (1,)  # seats swap in a pair
+    assert _seats(first, "house:strong", None) == (0, 1)  # nobody by that name: both
+    assert _seats(first, "bots/mybot.py", 1) == (1,)
