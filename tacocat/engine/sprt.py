@@ -89,13 +89,19 @@ class Pentanomial:
         return math.fsum(c * a for c, a in zip(self.counts, PAIR_SCORES, strict=True)) / self.pairs
 
     def score_interval(self) -> tuple[float, float]:
-        """The 95% interval of A's score: ``ŝ ± 1.96 σ̂ / √N`` over pairs, within [0, 1]."""
+        """The 95% interval of A's score, ``ŝ ± 1.96 σ̂ / √N`` over pairs, within [0, 1].
+
+        σ̂ is estimated with one all-lost and one all-won pseudo-pair added, as
+        :func:`~tacocat.engine.stats.match_stats` does, so that a unanimous start does not
+        claim a zero-width interval.
+        """
         n = self.pairs
         if n < 2:
             return 0.0, 1.0
         mean = self.score()
-        variance = math.fsum(c * (a - mean) ** 2
-                             for c, a in zip(self.counts, PAIR_SCORES, strict=True)) / n
+        padded = [*zip(self.counts, PAIR_SCORES, strict=True), (1, 0.0), (1, 1.0)]
+        padded_mean = math.fsum(c * a for c, a in padded) / (n + 2)
+        variance = math.fsum(c * (a - padded_mean) ** 2 for c, a in padded) / (n + 1)
         half = _Z95 * math.sqrt(variance / n)
         return max(0.0, mean - half), min(1.0, mean + half)
 

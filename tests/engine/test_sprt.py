@@ -135,3 +135,16 @@ def test_simulated_error_rates_stay_within_alpha_and_beta() -> None:
     # And the test has power: it gets most runs right.
     assert at_h0.count(Verdict.H0) / runs >= 0.8
     assert at_h1.count(Verdict.H1) / runs >= 0.8
+
+
+def test_score_interval_over_pairs() -> None:
+    # Many pairs: the pseudo-pairs hardly matter, the interval is ŝ ± 1.96 σ̂/√N by hand.
+    penta = Pentanomial([1000, 3000, 5000, 3500, 1200])
+    n, mean = 13700, penta.score()
+    var = sum(c * (a - mean) ** 2 for c, a in zip(penta.counts, PAIR_SCORES, strict=True)) / n
+    low, high = penta.score_interval()
+    assert low == pytest.approx(mean - 1.96 * math.sqrt(var / n), rel=1e-3)
+    assert high == pytest.approx(mean + 1.96 * math.sqrt(var / n), rel=1e-3)
+    # A unanimous start is not a zero-width interval.
+    elo, half = Pentanomial([0, 0, 0, 0, 32]).elo()
+    assert elo == 800 and half > 100
