@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -227,8 +228,10 @@ def write_jsonl(path: str | Path | IO[str], records: Iterable[GameRecord]) -> in
 
 
 def read_jsonl(path: str | Path) -> Iterator[GameRecord]:
-    """Read JSON Lines records; a bad line raises :class:`RecordError` naming its number."""
-    with open(path, encoding="utf-8") as handle:
+    """Read JSON Lines records (gzipped when the name ends in ``.gz``, as the arena stores
+    them); a bad line raises :class:`RecordError` naming its number."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if line.strip():
                 try:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from tacocat.engine import duplicate_pairs
+import gzip
+from pathlib import Path
+
+from tacocat.engine import duplicate_pairs, read_jsonl
 from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot
 from tacocat.referee import play_in_process
 from tacocat.sdk.replay_check import check_game, describe
@@ -70,3 +73,10 @@ def test_replay_check_finds_the_bots_seat_by_its_name() -> None:
     assert _seats(second, "bots/mybot.py:MyBot", None) == (1,)  # seats swap in a pair
     assert _seats(first, "house:strong", None) == (0, 1)  # nobody by that name: both
     assert _seats(first, "bots/mybot.py", 1) == (1,)
+
+
+def test_gzipped_replays_as_the_arena_stores_them_read_the_same(tmp_path: Path) -> None:
+    played = play_in_process(GreedyBot, RandomBot, duplicate_pairs(3, "z"))
+    lines = "".join(g.record.dumps() + "\n" for g in played.games)
+    (tmp_path / "r.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+    assert [r.dumps() for r in read_jsonl(tmp_path / "r.jsonl.gz")] == lines.splitlines()
