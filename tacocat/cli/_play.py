@@ -69,7 +69,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        help="no limit: for stepping through a bot in a debugger")
     p.add_argument("--logs", type=Path, metavar="DIR",
                    help="keep what each bot prints (stdout, stderr) and its tracebacks, per "
-                        f"game: DIR/game-NNNNN-A.log, at most {LOG_CAP // 1024} KiB each")
+                        f"game: DIR/game-NNNNN-A.log, at most {LOG_CAP // 1024} KiB each "
+                        "(an earlier run's game-*.log there are replaced)")
     p.add_argument("--jobs", type=int, metavar="N",
                    help=f"processes to play on (default: all {default_jobs()} cores); the "
                         "games are the same for every N")
@@ -104,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     if args.logs is not None:
         try:
             args.logs.mkdir(parents=True, exist_ok=True)
+            for old in args.logs.glob("game-*.log"):  # an earlier run's: logs are appended
+                old.unlink()
         except OSError as exc:
             print(f"tacocat play: --logs {args.logs}: {exc.strerror}", file=sys.stderr)
             return 2
@@ -113,8 +116,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(games, "playing")
     done = [0]
 
-    def count(games: int) -> None:
-        done[0] += games
+    def count(ended: int) -> None:
+        done[0] += ended
         progress.update(done[0])
 
     with JobPool(plan, args.jobs or default_jobs()) as pool:
