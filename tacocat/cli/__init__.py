@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from types import FrameType
 
-from . import _arena_cmds, _bench, _newbot, _play, _serve, _up, _worker
+from . import _arena_cmds, _bench, _newbot, _play, _replay, _serve, _up, _worker
 
 DESCRIPTION = """\
 Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.
@@ -20,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _up.add_parser(sub)
     _play.add_parser(sub)
+    _replay.add_parser(sub)
     _bench.add_parser(sub)
     _serve.add_parser(sub)
     _worker.add_parser(sub)
@@ -30,12 +33,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # SIGTERM and SIGHUP stop a command as Ctrl-C does, so its clean-up runs (children,
+    # embedded Redis); commands with a stop of their own (serve, worker) install theirs.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return code
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

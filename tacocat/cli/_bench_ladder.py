@@ -157,9 +157,13 @@ class _Bench:
         self.games_per_match = games_per_match
         self.server = EmbeddedValkey(folder / "redis")
         self.server.start()
-        self.redis = Redis.from_url(self.server.url)
-        self.arena = Arena(self.redis)
-        self.admin = self._fresh_arena()
+        try:
+            self.redis = Redis.from_url(self.server.url)
+            self.arena = Arena(self.redis)
+            self.admin = self._fresh_arena()
+        except BaseException:  # a Ctrl-C / SIGTERM while starting: no Redis left behind
+            self.server.stop()
+            raise
         self.pool: subprocess.Popen[bytes] | None = None
         self.pool_size = 0
         self.pairings = len(self.names) * (len(self.names) - 1) // 2

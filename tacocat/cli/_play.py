@@ -5,16 +5,26 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
-from tacocat.engine import STANDARD, EngineError, MatchGame, Ruleset, duplicate_pairs, write_jsonl
+from tacocat.engine import STANDARD, EngineError, Ruleset
+from tacocat.engine.sprt import Pentanomial, Sprt, Verdict
 from tacocat.engine.stats import match_stats
 from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH
-from tacocat.referee import DEFAULT_BATCH, play_in_process
+from tacocat.referee import DEFAULT_BATCH
 from tacocat.sdk import SdkError
 from tacocat.sdk._loader import load_bot_class
 
 from ._output import Progress, plural, table
+from ._play_jobs import JobPool, MatchPlan, PlayedRun, default_jobs
+from ._play_logs import LOG_CAP
+
+SPRT_GAMES: Final = 20_000
+"""--games' default with --sprt: a cap, rarely reached when elo1 - elo0 is 5 or more."""
+SPRT_BLOCK: Final = 64
+"""Games between two looks at the LLR (32 pairs), the same for every --jobs."""
 
 DESCRIPTION = """\
 Play a local match between two bots and print a summary table.
@@ -23,10 +33,17 @@ Games are played in duplicate pairs: both games of a pair use the same shuffles,
 seats swapped, so the luck of the deal cancels out. A bot is house:NAME (random, greedy,
 strong) or path/to/bot.py[:ClassName]. Each game gets its own bot object, and --batch games
 are played at once, as the arena does: the games are the same for every batch size.
-A decision over --time-limit forfeits its game on time, as in the arena.
+A decision over --time-limit forfeits its game on time, as in the arena. --jobs N plays on
+N processes, with the same games and summary for every N.
 
-example:
+--sprt answers "is A (my v2) stronger than B (my v1)?": it plays until a sequential
+probability ratio test over duplicate pairs (pentanomial, logistic Elo, as fishtest and
+fastchess) accepts H0 (A is at most --elo0 stronger) or H1 (at least --elo1), with error
+rates --alpha and --beta, printing a line every 32 pairs and a verdict at the end.
+
+examples:
   tacocat play house:greedy mybot.py --games 200 --seed 7 --replay games.jsonl
+  tacocat play mybot_v2.py mybot_v1.py --sprt --elo0 0 --elo1 10
 """
 
 
@@ -35,7 +52,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("bot_a", metavar="A", help="first bot: house:NAME or path/to/bot.py[:Class]")
     p.add_argument("bot_b", metavar="B", help="second bot, same forms")
-    p.add_argument("--games", type=int, default=100, help="games to play (default 100)")
+    p.add_argument("--games", type=int, help="games to play (default 100; with --sprt, at "
+                   f"most {SPRT_GAMES})")
     p.add_argument("--seed", default="1", help="match seed: same seed, same deals (default 1)")
     p.add_argument("--ruleset", type=Path, help="ruleset .toml or .json (default: standard)")
     p.add_argument("--replay", type=Path, metavar="FILE.jsonl",
@@ -49,62 +67,150 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                             f"{DEFAULT_TIME_LIMIT:g}); a slower decision forfeits its game")
     limit.add_argument("--no-time-limit", action="store_true",
                        help="no limit: for stepping through a bot in a debugger")
+    p.add_argument("--logs", type=Path, metavar="DIR",
+                   help="keep what each bot prints (stdout, stderr) and its tracebacks, per "
+                        f"game: DIR/game-NNNNN-A.log, at most {LOG_CAP // 1024} KiB each "
+                        "(an earlier run's game-*.log there are replaced)")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help=f"processes to play on (default: all {default_jobs()} cores); the "
+                        "games are the same for every N")
+    sprt = p.add_argument_group("SPRT: is A stronger than B? (docs: README, 'SPRT')")
+    sprt.add_argument("--sprt", action="store_true",
+                      help="play duplicate pairs until the sequential test accepts H0 "
+                           "(A is at most elo0 stronger) or H1 (at least elo1)")
+    sprt.add_argument("--elo0", type=float, default=0.0, help="H0's Elo of A over B (0)")
+    sprt.add_argument("--elo1", type=float, default=5.0, help="H1's Elo of A over B (5)")
+    sprt.add_argument("--alpha", type=float, default=0.05,
+                      help="chance of accepting H1 when H0 holds (0.05)")
+    sprt.add_argument("--beta", type=float, default=0.05,
+                      help="chance of accepting H0 when H1 holds (0.05)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.games < 1:
-        print(f"tacocat play: --games must be at least 1, got {args.games}", file=sys.stderr)
-        return 2
-    if not 1 <= args.batch <= MAX_BATCH:
-        print(f"tacocat play: --batch must be from 1 to {MAX_BATCH}, got {args.batch}",
-              file=sys.stderr)
-        return 2
-    if not args.no_time_limit and not args.time_limit > 0:
-        print(f"tacocat play: --time-limit must be positive, got {args.time_limit}; "
-              "--no-time-limit turns the limit off", file=sys.stderr)
+    problem = _check(args)
+    if problem:
+        print(f"tacocat play: {problem}", file=sys.stderr)
         return 2
     try:
         rules = Ruleset.load(args.ruleset) if args.ruleset else STANDARD
-        bot_a, bot_b = load_bot_class(args.bot_a), load_bot_class(args.bot_b)
+        bots = (load_bot_class(args.bot_a), load_bot_class(args.bot_b))
+        sprt = Sprt(args.elo0, args.elo1, args.alpha, args.beta) if args.sprt else None
     except (EngineError, SdkError) as exc:
         print(f"tacocat play: {exc}", file=sys.stderr)
         return 2
     names = (args.bot_a, args.bot_b) if args.bot_a != args.bot_b else (
         f"{args.bot_a}#1", f"{args.bot_b}#2")
-    limit = None if args.no_time_limit else args.time_limit
-    progress = Progress(args.games, "playing")
+    games = args.games or (SPRT_GAMES if sprt else 100)
+    if args.logs is not None:
+        try:
+            args.logs.mkdir(parents=True, exist_ok=True)
+            for old in args.logs.glob("game-*.log"):  # an earlier run's: logs are appended
+                old.unlink()
+        except OSError as exc:
+            print(f"tacocat play: --logs {args.logs}: {exc.strerror}", file=sys.stderr)
+            return 2
+    plan = MatchPlan(bots, names, args.seed, rules, args.batch,
+                     None if args.no_time_limit else args.time_limit, args.logs,
+                     keep_records=args.replay is not None)
+    progress = Progress(games, "playing")
     done = [0]
 
-    def count(_: MatchGame) -> None:
-        done[0] += 1
+    def count(ended: int) -> None:
+        done[0] += ended
         progress.update(done[0])
 
-    played = play_in_process(bot_a, bot_b, duplicate_pairs(args.games, args.seed), names=names,
-                             rules=rules, batch=args.batch, time_limit=limit, on_game=count)
+    with JobPool(plan, args.jobs or default_jobs()) as pool:
+        if sprt is None:
+            played = pool.play(games, 0, games, count)
+            verdict = ""
+        else:
+            played, verdict = _play_sprt(pool, sprt, games, progress, count)
     progress.close()
     scores = [g.a_score for g in played.games]
     forfeits: list[Counter[str]] = [Counter(), Counter()]
     first: dict[tuple[int, str], str] = {}
     for game in played.games:
-        result = game.record.result
-        if result.offender is not None and result.fault is not None:
-            side = 0 if result.offender == game.a_seat else 1
-            forfeits[side][result.fault.value] += 1
-            first.setdefault((side, result.fault.value), result.detail)
+        if game.forfeit is not None:
+            side, fault, detail = game.forfeit
+            forfeits[side][fault] += 1
+            first.setdefault((side, fault), detail)
     if args.replay:
-        write_jsonl(args.replay, [g.record for g in played.games])
+        with open(args.replay, "w", encoding="utf-8") as replay:
+            replay.writelines(g.record + "\n" for g in played.games)
     print(summary(names, scores, [sum(f.values()) for f in forfeits], args.seed))
     for side, counts in enumerate(forfeits):
         for fault, count_ in sorted(counts.items()):
             print(f"{names[side]} forfeited {count_} game{'s' * (count_ != 1)} by {fault}; "
                   f"first: {first[(side, fault)]}")
-    for report in played.sides:
-        if report.gave_up is not None:
-            print(f"{report.name} {report.gave_up.detail}")
+    for name, detail in played.gave_up:
+        print(f"{name} {detail}")
+    if verdict:
+        print(f"\n{verdict}")
     if args.replay:
         print(f"\nreplays: {len(played.games)} records in {args.replay}")
+    if args.logs is not None:
+        written = len(list(args.logs.glob("game-*.log")))
+        print(f"logs: {written} file{'s' * (written != 1)} in {args.logs} (what each bot "
+              f"printed in each game, and its tracebacks; at most {LOG_CAP // 1024} KiB each)")
     return 0
+
+
+def _check(args: argparse.Namespace) -> str:
+    """What is wrong with the settings, or ``""``."""
+    if args.games is not None and args.games < 1:
+        return f"--games must be at least 1, got {args.games}"
+    if not 1 <= args.batch <= MAX_BATCH:
+        return f"--batch must be from 1 to {MAX_BATCH}, got {args.batch}"
+    if not args.no_time_limit and not args.time_limit > 0:
+        return (f"--time-limit must be positive, got {args.time_limit}; "
+                "--no-time-limit turns the limit off")
+    if args.replay is not None and not args.replay.absolute().parent.is_dir():
+        return f"--replay {args.replay}: no folder {args.replay.absolute().parent} to write it in"
+    if args.jobs is not None and args.jobs < 1:
+        return f"--jobs must be at least 1, got {args.jobs} (default: all {default_jobs()} cores)"
+    return ""
+
+
+def _play_sprt(pool: JobPool, sprt: Sprt, games: int, progress: Progress,
+               count: Callable[[int], None]) -> tuple[PlayedRun, str]:
+    """Play blocks of :data:`SPRT_BLOCK` games until the test decides or ``games`` are
+    played; the same blocks for every ``--jobs``, so the same verdict."""
+    played = PlayedRun([], [])
+    penta = Pentanomial()
+    stream = progress.stream
+    line = ""
+    for start in range(0, games, SPRT_BLOCK):
+        stop = min(start + SPRT_BLOCK, games)
+        block = pool.play(games, start, stop, count)
+        played.games.extend(block.games)
+        played.gave_up.extend(block.gave_up)
+        penta = Pentanomial.of_scores([g.a_score for g in played.games])
+        line = sprt.line(penta, len(played.games))
+        progress.close()
+        stream.write(f"sprt: {line}\n")
+        stream.flush()
+        if sprt.verdict(sprt.llr(penta)) is not Verdict.CONTINUE:
+            break
+    return played, sprt_verdict(sprt, penta, line)
+
+
+def sprt_verdict(sprt: Sprt, penta: Pentanomial, line: str) -> str:
+    """The final words of an SPRT run."""
+    llr = sprt.llr(penta)
+    verdict = sprt.verdict(llr)
+    if verdict is Verdict.H1:
+        words = (f"H1 accepted: A is stronger than B (the games favour {sprt.elo1:+g} Elo "
+                 f"over {sprt.elo0:+g}: LLR {llr:+.2f} >= {sprt.upper:+.2f}; "
+                 f"false-positive rate {sprt.alpha:g})")
+    elif verdict is Verdict.H0:
+        words = (f"H0 accepted: A is not stronger than B (the games favour {sprt.elo0:+g} "
+                 f"Elo over {sprt.elo1:+g}: LLR {llr:+.2f} <= {sprt.lower:+.2f}; "
+                 f"false-negative rate {sprt.beta:g})")
+    else:
+        words = (f"no verdict: --games ran out with LLR {llr:+.2f} inside "
+                 f"({sprt.lower:+.2f}, {sprt.upper:+.2f}); play more games")
+    return f"SPRT {words}\n  {line}"
 
 
 def summary(names: tuple[str, str], scores: list[float], forfeits: list[int], seed: str) -> str:

@@ -3,8 +3,9 @@
 Starts the embedded Redis (data in ``.tacocat/data``), then ``tacocat serve`` and
 ``tacocat worker`` as child processes (logs in ``.tacocat/logs``), submits the house bots as
 the user ``house``'s bots to a demo ladder (again on a re-run only what changed), shows a
-progress bar while the round robin plays, and prints the leaderboard. Ctrl-C (or SIGTERM)
-at any point stops everything it started: the workers, then the server, then Redis.
+progress bar while the round robin plays, prints the leaderboard and keeps running until
+Ctrl-C (``--once``: stops there). Ctrl-C (or SIGTERM, SIGHUP) at any point stops everything
+it started: the workers, then the server, then Redis.
 
 The children run in process groups of their own, so a Ctrl-C reaches only this process,
 which then stops them in order (a SIGTERM to each group, SIGKILL after a grace period). They
@@ -28,7 +29,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Final, TextIO
 
 from tacocat.engine import HOUSE_BOTS
@@ -57,16 +57,18 @@ Run the whole arena on this machine and play a demo round robin on it:
   3. the house bots (random, greedy, strong) submitted as user bots of the user `house` to
      the ladder --ladder (default demo), each smoke-tested in the sandbox like any upload;
   4. a progress bar while the round robin plays, then the leaderboard and the link to
-     the web UI (--web-port, default 8080).
+     the web UI (--web-port, default 8080);
+  5. then it keeps running, like `docker compose up`, taking new bots into the ladder,
+     and prints the commands to submit one; --once stops after step 4 instead.
 
-Ctrl-C stops every process it started. Re-running is safe: the ladder and the bots are
-reused, and only new games are played (a finished ladder just shows its standings; pass
---ladder NAME for a fresh one). The admin token is printed on the first run and kept in
-DATA_DIR/{ADMIN_TOKEN_FILE} (mode 0600), where the other commands find it.
+Ctrl-C (or SIGTERM, SIGHUP) stops every process it started. Re-running is safe: the ladder
+and the bots are reused, and only new games are played (a finished ladder just shows its
+standings; pass --ladder NAME for a fresh one). The admin token is printed on the first run
+and kept in DATA_DIR/{ADMIN_TOKEN_FILE} (mode 0600), where the other commands find it.
 
 examples:
   tacocat up                                  # the quick start: about a minute
-  tacocat up --games-per-pairing 400 --keep-running
+  tacocat up --once                           # play the demo, print, stop (scripts)
   tacocat up --ladder bigger --games-per-pairing 200 --workers 2
 """
 
@@ -97,8 +99,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         "its parent's logs/")
     p.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""), metavar="URL",
                    help="use this Redis instead of the embedded one (default $REDIS_URL)")
-    p.add_argument("--keep-running", action="store_true",
-                   help="after the round robin, keep the arena running until Ctrl-C")
+    p.add_argument("--once", action="store_true",
+                   help="play the demo, print the leaderboard and stop (for scripts); by "
+                        "default the arena keeps running until Ctrl-C")
+    p.add_argument("--keep-running", action="store_true", help=argparse.SUPPRESS)  # the default
     p.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
                    help="give up if the round robin has not finished by then (default 900)")
     p.add_argument("--insecure-no-sandbox", action="store_true",
@@ -118,15 +122,12 @@ def run(args: argparse.Namespace) -> int:
         print("tacocat up: --games-per-pairing must be at least 2 and --workers at least 1",
               file=sys.stderr)
         return 2
-    previous = signal.signal(signal.SIGTERM, _terminate)
     arena = LocalArena(args)
     try:
         arena.start()
         demo(args, arena)
-        if args.keep_running:
-            print(f"\nthe arena keeps running at {arena.address} (Ctrl-C stops it); try\n"
-                  f"  tacocat leaderboard {args.ladder} --watch --server {arena.address}",
-                  flush=True)
+        if not args.once:
+            print(keep_running_text(args, arena.address), flush=True)
             arena.wait()
         return 0
     except UpError as exc:
@@ -142,24 +143,32 @@ def run(args: argparse.Namespace) -> int:
     finally:
         with _no_interrupts():
             arena.stop()
-        signal.signal(signal.SIGTERM, previous)
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def keep_running_text(args: argparse.Namespace, address: str) -> str:
+    """What to do with the arena now that it is up."""
+    server = f" --server {address}"
+    token = "" if Path(args.data_dir) == DEFAULT_DATA_DIR else (
+        f"  export TACOCAT_TOKEN_FILE={Path(args.data_dir).absolute() / ADMIN_TOKEN_FILE}\n")
+    return (f"\nthe arena keeps running at {address}; Ctrl-C stops it (--once: play the demo "
+            "and exit).\nSubmit a bot to it from another terminal:\n"
+            f"{token}"
+            "  tacocat new-bot mybot                 # a starter bot, if you have none\n"
+            f"  tacocat submit mybot.py --ladder {args.ladder} --wait{server}\n"
+            f"  tacocat leaderboard {args.ladder} --watch{server}")
 
 
 @contextlib.contextmanager
 def _no_interrupts() -> Iterator[None]:
-    """Shield the shutdown from another Ctrl-C or SIGTERM, which would abandon children
-    halfway; it is bounded anyway (SIGKILL after a grace period)."""
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    previous_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    """Shield the shutdown from another Ctrl-C, SIGTERM or SIGHUP, which would abandon
+    children halfway; it is bounded anyway (SIGKILL after a grace period)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN)
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        signal.signal(signal.SIGTERM, previous_term)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def demo(args: argparse.Namespace, arena: LocalArena) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
@@ -14,6 +15,9 @@ from ._state import GameState
 from ._types import Fault, Outcome, Reason, Round, Trick
 
 FORMAT: Final = "tacocat-replay/1"
+
+DecisionHook = Callable[[GameState, int, tuple[int, ...] | None], None]
+"""Sees each recorded decision before it is applied (see :meth:`GameRecord.replay`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,19 +88,29 @@ class GameRecord:
             raise RecordError(f"a record is a JSON object, got {type(data).__name__}")
         return cls.from_json(data)
 
-    def replay(self) -> GameState:
+    def replay(self, on_decision: DecisionHook | None = None) -> GameState:
         """Re-run the recorded decisions through the engine and check every recorded outcome.
 
         Returns the final state. Raises :class:`RecordError` naming the first round, trick or
         result where the record and the rules disagree (an illegal action, a wrong showdown,
-        a wrong winner, a wrong result).
+        a wrong winner, a wrong result). ``on_decision(state, seat, action)`` is called before
+        each recorded action is applied, and with ``None`` for a decision the offender of a
+        forfeit was asked and never answered (``tacocat replay check`` re-asks a bot there).
         """
         state = GameState(self.ruleset, self.seed, decks=[_deck(r) for r in self.rounds])
+        apply = state.apply
+        if on_decision is not None:
+            hook = on_decision
+
+            def apply(seat: int, action: Sequence[int]) -> None:
+                hook(state, seat, tuple(action))
+                state.apply(seat, action)
+
         last = len(self.rounds) - 1
         for index, recorded in enumerate(self.rounds):
             where = f"round {index}"
             try:
-                _replay_round(state, recorded, index)
+                _replay_round(state, apply, recorded, index)
             except EngineError as exc:
                 raise RecordError(f"{where}: {exc}") from exc
             if not recorded.complete:
@@ -111,6 +125,8 @@ class GameRecord:
                 )
         if self.result.reason is Reason.FORFEIT:
             if self.result.offender is not None and self.result.fault is not None:
+                if on_decision is not None and self.result.offender in state.to_act:
+                    on_decision(state, self.result.offender, None)
                 state.forfeit(self.result.offender, self.result.fault)
             elif self.result.winner is not None:
                 state.forfeit(1 - self.result.winner, Fault.ILLEGAL_ACTION)
@@ -134,7 +150,8 @@ def _deck(r: Round) -> tuple[int, ...]:
     return r.deck
 
 
-def _replay_round(state: GameState, recorded: Round, index: int) -> None:
+def _replay_round(state: GameState, apply: Callable[[int, Sequence[int]], None],
+                  recorded: Round, index: int) -> None:
     if state.position != recorded.space:
         raise RecordError(f"recorded at space {recorded.space}, but Tacocat is on "
                           f"{state.position}")
@@ -147,18 +164,18 @@ def _replay_round(state: GameState, recorded: Round, index: int) -> None:
         went_on = True  # two arrows: replacements are revealed only once both seats chose
     for seat in order:
         if went_on or recorded.replace[seat]:
-            state.apply(seat, recorded.replace[seat])
+            apply(seat, recorded.replace[seat])
     for c0, c1 in recorded.duels:
-        state.apply(0, (c0,))
-        state.apply(1, (c1,))
+        apply(0, (c0,))
+        apply(1, (c1,))
     for i, trick in enumerate(recorded.tricks):
         if state.to_act != (trick.attacker,):
             asked = " and ".join(map(str, state.to_act)) or "nobody"
             what = state.decision.value if state.decision else "nothing"
             raise RecordError(f"trick {i}: seat {trick.attacker} attacks, but the rules "
                               f"ask seat {asked} for {what}")
-        state.apply(trick.attacker, trick.attack)
-        state.apply(1 - trick.attacker, trick.response)
+        apply(trick.attacker, trick.attack)
+        apply(1 - trick.attacker, trick.response)
     if recorded.complete and len(state.rounds) <= index:
         raise RecordError("the round needs more decisions than the record holds")
 
@@ -211,8 +228,10 @@ def write_jsonl(path: str | Path | IO[str], records: Iterable[GameRecord]) -> in
 
 
 def read_jsonl(path: str | Path) -> Iterator[GameRecord]:
-    """Read JSON Lines records; a bad line raises :class:`RecordError` naming its number."""
-    with open(path, encoding="utf-8") as handle:
+    """Read JSON Lines records (gzipped when the name ends in ``.gz``, as the arena stores
+    them); a bad line raises :class:`RecordError` naming its number."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if line.strip():
                 try:

@@ -119,9 +119,9 @@ def match_stats(scores: Sequence[float], pair_size: int = 2) -> MatchStats:
     score_low = max(0.0, score - _Z95 * error)
     score_high = min(1.0, score + _Z95 * error)
     (elo, clip_mid), (elo_low, clip_low), (elo_high, clip_high) = (
-        _elo(score),
-        _elo(score_low),
-        _elo(score_high),
+        elo_of_score(score),
+        elo_of_score(score_low),
+        elo_of_score(score_high),
     )
     return MatchStats(
         games=games,
@@ -141,7 +141,7 @@ def match_stats(scores: Sequence[float], pair_size: int = 2) -> MatchStats:
     )
 
 
-def _elo(score: float) -> tuple[float, bool]:
+def elo_of_score(score: float) -> tuple[float, bool]:
     """The Elo difference for an expected score, clipped to ±ELO_CLIP, and whether it was."""
     if score <= 0.0:
         return -ELO_CLIP, True

@@ -19,6 +19,7 @@ Exceptions::
      ├── BotLoadError      a bot file or spec cannot be turned into a Bot
      ├── ProtocolError     a peer broke the game protocol (bad frame, unexpected message)
      ├── RefereeError      the referee refused the match; carries the protocol's error code
+     │    └── MatchEndedError   the referee ended the match: this bot timed out 3 times in a row
      ├── ConnectionLostError    the live connection to the referee failed or ended early
      └── ArenaApiError     the arena server refused a call (AuthError, NotFoundError, ...;
                            see :mod:`tacocat.sdk.arena`)
@@ -57,6 +58,7 @@ from tacocat.engine import (
 from ._errors import (
     BotLoadError,
     ConnectionLostError,
+    MatchEndedError,
     ProtocolError,
     RefereeError,
     SdkError,
@@ -119,7 +121,8 @@ __all__ = [
     "DEFAULT_ADDRESS", "DEFAULT_PORT", "DEFAULT_TIME_LIMIT", "LIVE",
     "AlreadyExistsError", "ArenaApiError", "ArenaClient", "AuthError", "Bot", "BotLoadError",
     "ConnectionLostError", "Decision", "Fault", "GameResult", "InvalidRequestError",
-    "NotFoundError", "Observation", "Outcome", "PermissionDeniedError", "ProtocolError",
+    "MatchEndedError", "NotFoundError", "Observation", "Outcome", "PermissionDeniedError",
+    "ProtocolError",
     "RateLimitedError", "Reason", "RefereeError", "Round", "Ruleset", "SdkError",
     "ServerUnavailableError", "Tls", "Trick", "attack_kind", "best_defence", "connect",
     "connect_async", "is_full_defence", "legal_attacks", "legal_defences", "load_bot",

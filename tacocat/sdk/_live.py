@@ -20,7 +20,7 @@ from tacocat.protocol import (
 )
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
-from ._errors import ConnectionLostError, ProtocolError, SdkError
+from ._errors import ConnectionLostError, MatchEndedError, ProtocolError, RefereeError, SdkError
 from ._local import name_of
 from ._session import BotSession, GameResult
 from ._tls import TlsOption, connect_hint, resolve_tls
@@ -61,9 +61,12 @@ def connect(bot: Bot | Callable[[], Bot], address: str = DEFAULT_ADDRESS,
     deadline for the whole match in seconds: past it the referee stops the match (the game
     under way is forfeited as a disconnect) and this raises :class:`ConnectionLostError`.
 
-    Returns one :class:`GameResult` per game. Raises :class:`RefereeError` when the referee
-    refuses the match and :class:`ConnectionLostError` when the stream fails. A bot that raises
-    forfeits that game only. From inside an event loop, ``await connect_async(...)``.
+    Returns one :class:`GameResult` per game. A bot that raises, answers illegally or too
+    late forfeits that game only (its result says why); three timeouts in a row end the match
+    (the rule of local play and the arena too) with :class:`MatchEndedError`, whose
+    ``results`` holds every game played. Raises :class:`RefereeError` when the referee
+    refuses the match and :class:`ConnectionLostError` when the stream fails, both with the
+    games finished before in ``results``. From inside an event loop, ``await connect_async(...)``.
     """
     try:
         asyncio.get_running_loop()
@@ -104,6 +107,24 @@ async def connect_async(bot: Bot | Callable[[], Bot], address: str = DEFAULT_ADD
                if credentials is not None else
                grpc.aio.insecure_channel(address, options=all_options))
     session = BotSession(bot)  # a copy of ``bot`` for each game
+    try:
+        await _play(session, channel, hello, metadata, timeout, address,
+                    credentials is not None)
+    except RefereeError as exc:
+        if exc.code == "TIMEOUT":  # the policy's give-up: the match ended, not the client
+            raise MatchEndedError(exc.code, exc.message, session.results, games) from None
+        exc.results = session.results
+        raise
+    except ConnectionLostError as exc:
+        exc.results = session.results
+        raise
+    return session.results
+
+
+async def _play(session: BotSession, channel: grpc.aio.Channel, hello: pb.ClientMessage,
+                metadata: Sequence[tuple[str, str]], timeout: float | None, address: str,
+                secure: bool) -> None:
+    """The match's stream, from the hello to the match's end; raises when it fails."""
     async with channel:
         # Raw bytes both ways: a message that does not parse is this side's protocol error
         # to report, not an opaque failure inside gRPC.
@@ -158,10 +179,9 @@ async def connect_async(bot: Bot | Callable[[], Bot], address: str = DEFAULT_ADD
                 code = grpc.StatusCode.DEADLINE_EXCEEDED
                 details = f"the match did not end within its timeout of {timeout:g} s"
             if failed is not None or code is not grpc.StatusCode.OK:
-                hint = (f"; {connect_hint(credentials is not None)}"
+                hint = (f"; {connect_hint(secure)}"
                         if "failed to connect" in details.lower() else "")
                 raise ConnectionLostError(f"live match at {address} failed: {details}{hint}",
                                           code.name)
             raise ConnectionLostError(f"the referee at {address} ended the stream before the "
                                       f"match ended: {details}", code.name)
-    return session.results

@@ -348,8 +348,11 @@ class RefereeService:
             log.exception("match %s failed", match_id)
             detail = "the referee failed this match"
         finally:
-            for conn in conns:
+            for conn, seat in zip(conns, seats, strict=False):
                 if conn.given_up:
+                    assert isinstance(seat, LiveSeat)
+                    for data in seat.last_words():  # its last games' results first
+                        await conn.tell(data)
                     await conn.tell(error_message(pb.ERROR_CODE_TIMEOUT, conn.lost or "",
                                                   fatal=True))
                 elif conn.lost is None:

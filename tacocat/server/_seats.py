@@ -199,6 +199,8 @@ class LiveSeat:
         self._queue.append(msg.SerializeToString())
 
     async def send(self) -> None:
+        if self.conn.given_up:
+            return  # what is queued now are its last words (last_words())
         queue, self._queue = self._queue, []
         self._sent, self._asked = self._asked, []
         self._sent_at = asyncio.get_running_loop().time()
@@ -251,3 +253,9 @@ class LiveSeat:
     def give_up(self, failure: Failure) -> None:
         self.conn.given_up = True
         self.conn.close(failure.detail)
+
+    def last_words(self) -> list[bytes]:
+        """What is still queued for a client the referee gave up on: the results of the
+        games it forfeited, which it is told before the error that ends its match."""
+        queue, self._queue = self._queue, []
+        return queue

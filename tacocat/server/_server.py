@@ -154,19 +154,23 @@ class RefereeServer:
         await self.stop(grace=0.0)
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Ctrl-C, a service manager's stop, a closed terminal: each stops the server cleanly."""
+
+
 async def serve(server: RefereeServer, *, grace: float = 5.0,
                 ready: Callable[[RefereeServer], None] | None = None) -> None:
-    """Run ``server`` until SIGINT or SIGTERM, then stop it gracefully."""
+    """Run ``server`` until SIGINT, SIGTERM or SIGHUP, then stop it gracefully."""
     await server.start()
     if ready is not None:
         ready(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in _STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in _STOP_SIGNALS:
             loop.remove_signal_handler(sig)
         await server.stop(grace)

@@ -90,9 +90,9 @@ class WorkerPool:
     # -- running -------------------------------------------------------------------------------
 
     def run(self, ready: Callable[[WorkerPool], None] | None = None) -> int:
-        """Start everything, dispatch until SIGINT/SIGTERM, stop everything. Returns 0."""
+        """Start everything, dispatch until SIGINT/SIGTERM/SIGHUP, stop everything. Returns 0."""
         previous = {sig: signal.signal(sig, self._on_signal)
-                    for sig in (signal.SIGINT, signal.SIGTERM)}
+                    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
         dispatcher: Dispatcher | None = None
         try:
             warm_bytecode()

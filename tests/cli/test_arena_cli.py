@@ -28,7 +28,7 @@ COMMANDS = [
     ["submit"], ["bot", "list"], ["bot", "versions"], ["ladder", "create"], ["ladder", "join"],
     ["ladder", "status"], ["ladder", "list"], ["leaderboard"], ["match"], ["token", "create"],
     ["token", "list"], ["token", "revoke"], ["user", "create"], ["user", "register"],
-    ["user", "whoami"], ["up"],
+    ["user", "whoami"], ["up"], ["replay"], ["play"],
 ]
 
 

@@ -25,7 +25,7 @@ TINY = ["--port", "0", "--web-port", "0", "--games-per-pairing", "4", "--games-p
 
 def test_up_plays_the_demo_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
     up = subprocess.Popen(
-        [sys.executable, "-m", "tacocat.cli", "up", *TINY, "--keep-running"],
+        [sys.executable, "-m", "tacocat.cli", "up", *TINY],
         cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         # A Ctrl-C must reach it even when the test runner was started with SIGINT ignored.
         text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
@@ -39,6 +39,13 @@ def test_up_plays_the_demo_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
                 break
         text = "".join(lines)
         assert "keeps running" in text, text
+        for line in up.stdout:  # the commands to submit a bot follow
+            lines.append(line)
+            if "tacocat leaderboard demo --watch --server" in line:
+                break
+        text = "".join(lines)
+        assert re.search(r"tacocat submit mybot\.py --ladder demo --wait --server "
+                         r"127\.0\.0\.1:\d+", text), text
         children = descendants(up.pid)
         assert len(children) >= 4, text  # Redis, server, worker supervisor, workers
         up.send_signal(signal.SIGINT)
@@ -65,8 +72,9 @@ def test_up_plays_the_demo_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
     assert (data / "admin.token").is_file() and (data / "house.token").is_file()
     assert (tmp_path / ".tacocat" / "logs" / "worker.log").is_file()
 
-    # Again: the same ladder, the same versions, nothing new to play, no token shown.
-    again = tacocat("up", *TINY, cwd=tmp_path, timeout=120)
+    # Again, --once: the same ladder, the same versions, nothing new to play, no token
+    # shown, and it exits by itself.
+    again = tacocat("up", *TINY, "--once", cwd=tmp_path, timeout=120)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "ladder demo exists" in again.stdout
     assert "tct_" not in again.stdout
@@ -81,7 +89,8 @@ def test_up_reports_a_taken_port(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = tacocat("up", "--port", str(port), "--web-port", "0", cwd=tmp_path, timeout=60)
+        done = tacocat("up", "--port", str(port), "--web-port", "0", "--once", cwd=tmp_path,
+                       timeout=60)
     assert done.returncode == 1
     assert "tacocat serve exited" in done.stderr and "try --port 0" in done.stderr
     assert not (tmp_path / ".tacocat" / "data" / "valkey.pid").exists()

@@ -20,7 +20,7 @@ from tacocat.engine import BOTH, Fault, GameRecord, GameState, Observation, Reas
 from tacocat.engine.bots import GreedyBot, RandomBot
 from tacocat.protocol import PLAY_METHOD, PROTOCOL_VERSION, REFEREE_SERVICE
 from tacocat.protocol.proto.v1 import game_pb2 as pb
-from tacocat.sdk import RefereeError, connect
+from tacocat.sdk import MatchEndedError, RefereeError, connect
 from tacocat.sdk._session import BotSession
 from tests.live_referee import PLAYERS, ThreadReferee
 from tests.protocol.test_wire import Recorder
@@ -300,10 +300,13 @@ def test_a_client_that_stops_answering_is_told_and_dropped(referee: ThreadRefere
             threading.Event().wait(0.7)  # every decision misses the 0.3 s limit
             return ()
 
-    with pytest.raises(RefereeError) as caught:
+    with pytest.raises(MatchEndedError) as caught:
         connect(Asleep(), referee.address, games=50, opponent="house:greedy", name="asleep")
-    assert caught.value.code == "TIMEOUT"
+    assert isinstance(caught.value, RefereeError) and caught.value.code == "TIMEOUT"
     assert "gave up after 3 faults in a row; last: timeout" in caught.value.message
+    assert "the referee ended the match after 3 of 50 games" in str(caught.value)
+    # The results so far come with it: three games, each forfeited on time.
+    assert [r.forfeited and r.outcome.fault for r in caught.value.results] == [Fault.TIMEOUT] * 3
     records = referee.records(["anonymous/asleep"])
     assert len(records) == 3  # the match ended with the third timeout, not after 50 games
     assert all(r.result.fault is Fault.TIMEOUT for r in records)

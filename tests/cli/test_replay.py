@@ -1,0 +1,53 @@
+"""``tacocat replay show|check`` on files ``tacocat play --replay`` wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .helpers import tacocat
+
+BOTS = Path(__file__).resolve().parents[1] / "referee" / "bots"
+
+
+def test_check_matches_its_own_games_and_reports_a_crash(tmp_path: Path) -> None:
+    seeded = str(BOTS / "seeded_random.py")
+    done = tacocat("play", seeded, "house:greedy", "--games", "4", "--jobs", "1",
+                   "--replay", "g.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = tacocat("replay", "check", "g.jsonl", "--bot", seeded, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4 games" in done.stdout and "every answer matched the record" in done.stdout
+    # The other seat's player: every game, by name; a wrong seat differs (exit status 1).
+    done = tacocat("replay", "check", "g.jsonl", "--bot", "house:random", "--seat", "0",
+                   "--game", "0", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "game 0, seat 0" in done.stdout and "different: recorded" in done.stdout
+    assert "hand [" in done.stdout
+
+    crashing = str(BOTS / "crashing_bot.py")
+    done = tacocat("play", crashing, "house:greedy", "--games", "2", "--jobs", "1",
+                   "--replay", "c.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = tacocat("replay", "check", "c.jsonl", "--bot", crashing, "--game", "1",
+                   cwd=tmp_path)
+    assert done.returncode == 1
+    assert "raised: RuntimeError: boom in attack at crashing_bot.py:" in done.stdout
+    assert "recorded no answer (the game ended: crash: seat 1" in done.stdout
+
+
+def test_show_prints_a_game_round_by_round_and_bad_input_says_why(tmp_path: Path) -> None:
+    done = tacocat("play", "house:greedy", "house:random", "--games", "2", "--jobs", "1",
+                   "--replay", "g.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = tacocat("replay", "show", "g.jsonl", "--game", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("game 1 of g.jsonl: seat 0 house:random, seat 1 house:greedy")
+    assert "round 1, space 3\n  hands: seat 0 [" in out
+    assert "  duel      Duel: seat 0 shows" in out and "Game over" in out
+    done = tacocat("replay", "show", "g.jsonl", "--game", "5", cwd=tmp_path)
+    assert done.returncode == 2 and "--game 5 is not in g.jsonl: it holds games 0 to 1" \
+        in done.stderr
+    (tmp_path / "bad.jsonl").write_text("{}\n")
+    done = tacocat("replay", "check", "bad.jsonl", "--bot", "house:greedy", cwd=tmp_path)
+    assert done.returncode == 2 and "bad.jsonl:1: format None" in done.stderr
