@@ -163,6 +163,10 @@ def schedule(
                     MatchStatus.SCHEDULED, now, now)
               for c in chosen.matches]
     created = create_matches(redis, keys, wanted)
+    # Enqueue first: a Redis outage in the bookkeeping below must not leave created matches
+    # unqueued (requeue_orphans would find them, but only after its timeout).
+    for match in created:
+        enqueue(match.id)
     if created:
         pipe = redis.pipeline(transaction=False)
         pipe.hincrby(keys.counters(ladder), "schedule_rounds", 1)
@@ -171,8 +175,6 @@ def schedule(
         pipe.publish(keys.events(ladder), dumps_json(
             {"event": "scheduled", "ladder": ladder, "matches": len(created)}))
         pipe.execute()
-    for match in created:
-        enqueue(match.id)
     return created
 
 
