@@ -131,8 +131,9 @@ def _ruleset_from_pb(msg: pb.Ruleset) -> Ruleset:
 def round_to_pb(r: Round, out: pb.PublicRound) -> None:
     """The public part of a round: never its deck."""
     out.space = r.space
-    out.replace_0.extend(r.replace[0])
-    out.replace_1.extend(r.replace[1])
+    # The wire has no "not yet": a seat a forfeit stopped before it replaced shows none.
+    out.replace_0.extend(r.replace[0] or ())
+    out.replace_1.extend(r.replace[1] or ())
     for c0, c1 in r.duels:
         out.duels.add(seat_0=c0, seat_1=c1)
     for t in r.tricks:
