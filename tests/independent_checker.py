@@ -554,9 +554,10 @@ def check_record(record: object) -> list[str]:
     return problems
 
 
-# Faults committed by answering a request (or not answering it): the offender was asked.
-# A crash, a disconnect or garbled bytes may end games in which the bot was not asked.
-ANSWER_FAULTS = ("timeout", "illegal_action")
+# A fault committed by answering a request: the offender was asked. A bot that crashes,
+# disconnects, garbles its bytes or runs out of time forfeits every game it is playing,
+# also those in which it was not asked (RULES.md §8).
+ANSWER_FAULTS = ("illegal_action",)
 PHASES = ("replace", "duel", "attack", "defend")
 
 

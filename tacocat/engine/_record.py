@@ -175,9 +175,10 @@ def _replay_round(state: GameState, recorded: Round, index: int) -> None:
         raise RecordError("the round needs more decisions than the record holds")
 
 
-# Faults a seat commits by answering (or not answering) a request: the offender must have
-# been asked. A crash, a disconnect or garbled bytes can end games the bot was not asked in.
-_ANSWER_FAULTS: Final = (Fault.TIMEOUT, Fault.ILLEGAL_ACTION)
+# A fault committed by answering a request: the offender must have been asked. A bot that
+# crashes, disconnects, garbles its bytes or runs out of time forfeits every game it is
+# playing, also those in which it was not asked.
+_ANSWER_FAULTS: Final = (Fault.ILLEGAL_ACTION,)
 
 
 def _check_offence(state: GameState, result: Outcome) -> None:

@@ -163,15 +163,15 @@ def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
     but no namespaces and no seccomp: the bot can read and reach whatever the worker can.
     """
     argv = _check_argv(python_argv)
-    cgroup: Path | None = None
+    cgroups: tuple[Path, ...] = ()
     if _cgroup_base()[0] is not None:
-        cgroup = _make_cgroup(policy, 0)
+        cgroups = _make_cgroup(policy, 0, tree=False)
     env = _clean_env(argv[0], _pythonpath())
     env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
     return SandboxedCommand(
         argv=argv, env=env, cwd=os.fspath(bot_dir),
-        preexec_fn=_make_preexec(policy, cgroup=cgroup, nproc=None, seccomp_fd=None),
-        pass_fds=(), sandboxed=False, cgroup=cgroup)
+        preexec_fn=_make_preexec(policy, cgroups=cgroups, nproc=None, seccomp_fd=None),
+        pass_fds=(), sandboxed=False, cgroup=cgroups[0] if cgroups else None)
 
 
 def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
@@ -200,14 +200,14 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
                          "runs as an unprivileged uid of its own")
 
     seccomp = os.memfd_create("tacocat-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    cgroup: Path | None = None
+    cgroups: tuple[Path, ...] = ()
     lease: _SlotLease | None = None
     try:
         os.write(seccomp, seccomp_program())
         fcntl.fcntl(seccomp, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
                     | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
         if use_cgroup:
-            cgroup = _make_cgroup(policy, BWRAP_PROCESSES)
+            cgroups = _make_cgroup(policy, BWRAP_PROCESSES)
         if as_root:
             lease = _SlotLease(policy)
         env = _clean_env(argv[0], _pythonpath())
@@ -229,17 +229,18 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         args += argv
     except BaseException:
         os.close(seccomp)
-        if cgroup is not None:
+        for cgroup in cgroups:
             cgroup.rmdir()
         if lease is not None:
             lease.release()
         raise
     return SandboxedCommand(
         argv=args, env=env, cwd="/",
-        preexec_fn=_make_preexec(policy, cgroup=cgroup,
+        preexec_fn=_make_preexec(policy, cgroups=cgroups,
                                  nproc=policy.max_processes if lease else None,
                                  seccomp_fd=seccomp),
-        pass_fds=(seccomp,), sandboxed=True, cgroup=cgroup,
+        pass_fds=(seccomp,), sandboxed=True, cgroup=cgroups[0] if cgroups else None,
+        tree=cgroups[1:],
         uid=lease.uid if lease else None, _lease=lease)
 
 
