@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import itertools
 import os
+import re
 import secrets
 import signal
 import tempfile
@@ -41,6 +42,8 @@ _last_sweep = 0.0
 # per decision frame by the referee.
 TREE_CONTROLLERS = ("memory", "cpu", "cpuacct", "cpuset")
 _CFS_PERIOD_US = 100_000
+_NAME = re.compile(r"[0-9]+-[0-9]+-[0-9a-f]{6}")
+"""A bot's cgroup: ``<worker pid>-<number>-<random>``."""
 
 
 def _hierarchy(controller: str) -> Path | None:
@@ -103,7 +106,10 @@ def tree_bases() -> tuple[tuple[Path, ...], str]:
         if own is None:
             return (), (f"no cgroup-v1 {controller} hierarchy is mounted (cgroup v2 is not "
                         "supported yet)")
-        base = own / _CGROUP_PREFIX
+        # CPU weight is shared per level: under one "tacocat" group every bot of this worker
+        # together would weigh as much as a single other process. Beside the worker instead,
+        # each bot weighs as one process, as it did before it had a group.
+        base = own if controller == "cpu" else own / _CGROUP_PREFIX
         try:
             base.mkdir(exist_ok=True)
             if controller == "cpuset":
@@ -153,8 +159,10 @@ def _sweep_stale_cgroups(base: Path) -> None:
     """Remove leftover per-bot cgroups of workers that died (named ``<worker pid>-...``)."""
     with contextlib.suppress(OSError):
         for child in base.iterdir():
+            if not _NAME.fullmatch(child.name):
+                continue  # not a bot's: the cpu bases are the worker's own, shared cgroups
             owner = child.name.split("-", 1)[0]
-            if owner.isdigit() and not _alive(int(owner)) and child.is_dir():
+            if not _alive(int(owner)) and child.is_dir():
                 with contextlib.suppress(OSError):
                     _kill_cgroup(child, timeout=1.0)
                     child.rmdir()
