@@ -11,7 +11,7 @@ from tacocat.engine import ENGINE_FORM, STANDARD, duplicate_pairs
 from tacocat.engine.bots import RandomBot
 from tacocat.referee import DEFAULT_BATCH, play_in_process
 
-from . import _bench_ladder, _bench_load, _bench_referee
+from . import _bench_ladder, _bench_load, _bench_neighbour, _bench_referee
 
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
@@ -26,6 +26,8 @@ Measure throughput. Prints one JSON line with the result.
            sandbox, on 2 workers and on 1: games per second, speedup, overhead share
   load     --clients live clients for --seconds against one server while a ladder runs
            on the workers: errors, p50/p99 decision latency, lost ladder results
+  neighbour  sandboxed match times on core 0 alone, then with a background-spinning bot
+           playing on core 1: p50/p99 side by side
 """
 
 
@@ -42,6 +44,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _bench_referee.add_parser(kinds)
     _bench_ladder.add_parser(kinds)
     _bench_load.add_parser(kinds)
+    _bench_neighbour.add_parser(kinds)
 
 
 def bench_engine(args: argparse.Namespace) -> int:
