@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import multiprocessing.synchronize
 import os
 import statistics
+import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from tacocat.engine import STANDARD, Fault, duplicate_pairs
 from tacocat.worker import BotSpec, Launcher, MatchPlayer, WorkerSettings
@@ -25,13 +28,17 @@ _started = False
 
 
 def _spin():
+    try:  # onto every core, as a hostile bot would (the sandbox refuses it)
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    except OSError:
+        pass
     n = 0
     while True:
         n += 1
 
 
 class Spinner(GreedyBot):
-    """Answers in time, leaves three children and two threads spinning."""
+    """Answers in time, leaves three children and two threads spinning on every core."""
 
     def duel(self, obs):
         global _started
@@ -85,50 +92,61 @@ def _quantiles(times: list[float]) -> dict[str, float]:
             "max": round(ordered[-1], 4)}
 
 
+def _neighbour(cpu: int, folder: str, games: int, limit: float,
+               stop: multiprocessing.synchronize.Event, timeouts: Any) -> None:
+    """Another worker: pinned to ``cpu``, it plays the spinner's matches until ``stop``."""
+    os.sched_setaffinity(0, {cpu})
+    launcher = Launcher(WorkerSettings().sandbox_policy(), sandbox=True, cpu=cpu)
+    victim, spinner = (BotSpec(f"{name}@1", Path(folder) / name) for name in ("victim",
+                                                                            "spinner"))
+    n = 0
+    while not stop.is_set():
+        timeouts.value += _match(launcher, victim, spinner, games, limit, f"n{n}")[1]
+        n += 1
+
+
 def bench_neighbour(args: argparse.Namespace) -> int:
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         print("bench neighbour needs two cores; this process may use only", cpus)
         return 2
-    policy = WorkerSettings().sandbox_policy()
-    measured, spinner_forfeits = {}, 0
+    measured = {}
+    spawn = multiprocessing.get_context("spawn")
+    timeouts = spawn.Value("i", 0)
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-") as folder:
         root = Path(folder)
         root.chmod(0o755)
         a, b = _bot(root, "a", _GOOD), _bot(root, "b", _GOOD)
-        spinner, victim = _bot(root, "spinner", _SPINNER_SOURCE), _bot(root, "victim", _GOOD)
-        timed = Launcher(policy, sandbox=True, cpu=cpus[0])
-        other = Launcher(policy, sandbox=True, cpu=cpus[1])
+        _bot(root, "spinner", _SPINNER_SOURCE)
+        _bot(root, "victim", _GOOD)
+        # As a worker with --pinning all: this referee and its bots on one core.
+        os.sched_setaffinity(0, {cpus[0]})
+        timed = Launcher(WorkerSettings().sandbox_policy(), sandbox=True, cpu=cpus[0])
         for phase in ("alone", "spinner_on_other_core"):
-            stop = threading.Event()
-            forfeits: list[int] = []
-
-            def neighbour(stop: threading.Event = stop, forfeits: list[int] = forfeits) -> None:
-                n = 0
-                while not stop.is_set():
-                    forfeits.append(_match(other, victim, spinner, args.games,
-                                           args.time_limit, f"n{n}")[1])
-                    n += 1
-
-            thread = threading.Thread(target=neighbour, daemon=True)
+            stop = spawn.Event()
+            other = spawn.Process(target=_neighbour, args=(cpus[1], folder, args.games,
+                                                           args.time_limit, stop, timeouts))
             if phase != "alone":
-                thread.start()
-                time.sleep(1.0)  # its spinners are running
+                other.start()
+                time.sleep(2.0)  # its first match started, its spinners run
             times = []
-            for m in range(args.matches):
-                times.append(_match(timed, a, b, args.games, args.time_limit, f"m{m}")[0])
-                print(f"{phase}: match {m + 1}/{args.matches} {times[-1]:.3f} s", end="\r",
-                      flush=True)
-            stop.set()
-            if thread.is_alive():
-                thread.join()
-            spinner_forfeits += sum(forfeits)
+            try:
+                for m in range(args.matches):
+                    times.append(_match(timed, a, b, args.games, args.time_limit, f"m{m}")[0])
+                    print(f"{phase}: match {m + 1}/{args.matches} {times[-1]:.3f} s",
+                          file=sys.stderr, flush=True)
+            finally:
+                stop.set()
+                if other.is_alive():
+                    other.join(60)
+                    if other.is_alive():
+                        other.kill()
             measured[phase] = _quantiles(times)
             print(json.dumps({"phase": phase, "matches": args.matches, "games": args.games,
                               **measured[phase]}))
     base, loaded = measured["alone"], measured["spinner_on_other_core"]
     print(json.dumps({"p50_ratio": round(loaded["p50"] / base["p50"], 3),
                       "p99_ratio": round(loaded["p99"] / base["p99"], 3),
-                      "spinner_timeouts": spinner_forfeits,
+                      "spinner_timeout_forfeits": timeouts.value,
                       "load_average": os.getloadavg()[0]}))
     return 0
