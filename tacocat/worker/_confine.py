@@ -270,33 +270,37 @@ class _SlotLease:
             os.close(self.fd)
             self.fd = None
 
-def _make_cgroup(policy: SandboxPolicy, extra: int, *, tree: bool = True) -> tuple[Path, ...]:
-    """A bot's cgroups: the pids one first, then (``tree``) one per whole-tree controller.
+def _make_cgroup(policy: SandboxPolicy, extra: int, *, pids: bool = True,
+                 tree: bool = True) -> tuple[Path | None, tuple[Path, ...]]:
+    """A bot's cgroups: ``(the pids one, or None; one per whole-tree controller, or ())``.
 
     Raises :class:`SandboxUnavailableError` naming what is missing: a bot tree without a
     memory and CPU bound is refused, never run silently unbounded.
     """
     global _last_sweep
-    base, why = _cgroup_base()
-    if base is None:
-        raise SandboxUnavailableError(why)
+    base: Path | None = None
+    if pids:
+        base, why = _cgroup_base()
+        if base is None:
+            raise SandboxUnavailableError(why)
     bases: tuple[Path, ...] = ()
     if tree:
         bases, why = tree_bases()
         if not bases:
             raise SandboxUnavailableError(why)
+    everywhere = ((base,) if base is not None else ()) + bases
     with _lock:
         number = next(_counter)
         sweep = time.monotonic() - _last_sweep > _SWEEP_EVERY
         if sweep:
             _last_sweep = time.monotonic()
     if sweep:
-        for each in (base, *bases):
+        for each in everywhere:
             _sweep_stale_cgroups(each)
     name = f"{os.getpid()}-{number}-{secrets.token_hex(3)}"
     made: list[Path] = []
     try:
-        for each in (base, *bases):
+        for each in everywhere:
             cgroup = each / name
             cgroup.mkdir()
             made.append(cgroup)
@@ -309,4 +313,4 @@ def _make_cgroup(policy: SandboxPolicy, extra: int, *, tree: bool = True) -> tup
             with contextlib.suppress(OSError):
                 cgroup.rmdir()
         raise SandboxUnavailableError(f"cannot set up the bot's cgroups: {exc}") from exc
-    return tuple(made)
+    return (made[0] if base is not None else None), tuple(made[1 if base is not None else 0:])
