@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Final
 
+from ._confine import _alive
+
 log = logging.getLogger("tacocat.worker")
 
 PREFIXES: Final = ("tacocat-match-", "tacocat-smoke-")
@@ -35,16 +37,6 @@ def match_folder(kind: str = "match") -> tempfile.TemporaryDirectory[str]:
 def _owner(name: str) -> int | None:
     pid = name.split("-", 3)[2]
     return int(pid) if pid.isdigit() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def sweep_match_folders(root: str | Path | None = None) -> list[str]:
