@@ -162,6 +162,8 @@ def outcome_to_pb(outcome: Outcome, out: pb.Outcome) -> None:
         out.fault = FAULT_TO_PB[outcome.fault]
     if outcome.offender is not None:
         out.offender = outcome.offender
+    if outcome.phase is not None:
+        out.phase = DECISION_TO_PB[outcome.phase]
 
 
 def outcome_from_pb(msg: pb.Outcome) -> Outcome:
@@ -172,6 +174,7 @@ def outcome_from_pb(msg: pb.Outcome) -> Outcome:
     return Outcome(
         msg.winner if msg.HasField("winner") else None, reason, msg.detail,
         FAULT_FROM_PB.get(msg.fault), msg.offender if msg.HasField("offender") else None,
+        DECISION_FROM_PB.get(msg.phase),
     )
 
 
