@@ -156,7 +156,15 @@ class _StopError(Exception):
 
 
 class _TruncatedError(Exception):
-    """The legitimately truncated last round of a forfeited/aborted game ends here."""
+    """The legitimately truncated last round of a forfeited/aborted game ends here.
+
+    `phase` is the decision the game was waiting for there (None once no decision was due),
+    `waiting` the seats it was waiting for.
+    """
+
+    def __init__(self, phase: str | None = None, waiting: tuple[int, ...] = ()) -> None:
+        super().__init__(phase)
+        self.phase, self.waiting = phase, waiting
 
 
 class _RoundChecker:
@@ -182,18 +190,18 @@ class _RoundChecker:
         self.problems.append(f"{where}: {message}")
         raise _StopError
 
-    def truncate(self, stage: str) -> NoReturn:
+    def truncate(self, stage: str, phase: str | None, waiting: tuple[int, ...]) -> NoReturn:
         """End a truncated round at `stage`: nothing of a later stage may be recorded."""
         for later in STAGES[STAGES.index(stage) + 1 :]:
             if self.rnd.get(later) not in (None, []):
                 self.fail(f"{later!r} is recorded although the round stops at {stage!r}")
-        raise _TruncatedError
+        raise _TruncatedError(phase, waiting)
 
-    def get(self, stage: str) -> Any:
+    def get(self, stage: str, phase: str | None = None, waiting: tuple[int, ...] = ()) -> Any:
         value = self.rnd.get(stage)
         if value is None:
             if self.may_truncate:
-                self.truncate(stage)
+                self.truncate(stage, phase, waiting)
             self.fail(f"missing {stage!r}")
         return value
 
@@ -216,12 +224,13 @@ class _RoundChecker:
             )
         self.hands[seat] -= Counter(cards)
 
-    def run(self) -> tuple[bool, int | None]:
-        """Return (round complete, round winner); raise _StopError after recording a problem."""
+    def run(self) -> tuple[_TruncatedError | None, int | None]:
+        """Return (where a truncated round stops, round winner); raise _StopError after
+        recording a problem."""
         try:
-            return True, self._run()
-        except _TruncatedError:
-            return False, None
+            return None, self._run()
+        except _TruncatedError as stop:
+            return stop, None
 
     def _run(self) -> int | None:
         space = self.get("space")
@@ -237,17 +246,30 @@ class _RoundChecker:
             )
         h = self.rules.hand_sizes[space]
         self.hands = [Counter(deck[0 : 2 * h : 2]), Counter(deck[1 : 2 * h : 2])]
-        self.replace(self.get("replace"), deck[2 * h :])
-        attacker = self.duels(self.get("duels"))
-        self.tricks(self.get("tricks"), attacker)
+        arrow = self.rules.arrow_seat(space)
+        self.replace(self.get("replace", "replace", (0, 1) if arrow is None else (arrow,)),
+                     deck[2 * h :])
+        attacker = self.duels(self.get("duels", "duel", (0, 1)))
+        self.tricks(self.get("tricks", "attack", (attacker,) if attacker is not None else ()),
+                    attacker)
         return self.showdown(self.get("showdown"))
 
     def replace(self, value: object, pile: list[int]) -> None:
         if not (isinstance(value, list) and len(value) == 2):
             self.fail(f"replace must be [seat 0 discards, seat 1 discards], got {value!r}")
-        discards = [self.ranks(value[seat], f"replace[{seat}]") for seat in (0, 1)]
         arrow = self.rules.arrow_seat(self.space)
         order = (0, 1) if arrow is None else (arrow, 1 - arrow)
+        if None in value and self.may_truncate:
+            # A seat that had not replaced when the game ended (null, never an empty list).
+            waiting = tuple(seat for seat in order if value[seat] is None)
+            if arrow is not None and value[arrow] is None and value[1 - arrow] is not None:
+                self.fail(f"seat {1 - arrow} replaced before seat {arrow}, the arrow's seat")
+            for seat in order:
+                if value[seat] is not None:
+                    self.take(seat, self.ranks(value[seat], f"replace[{seat}]"),
+                              f"replace[{seat}]")
+            self.truncate("replace", "replace", waiting)
+        discards = [self.ranks(value[seat], f"replace[{seat}]") for seat in (0, 1)]
         if arrow is not None and len(discards[1 - arrow]) > len(discards[arrow]):
             self.fail(
                 f"one-arrow space {self.space}: seat {1 - arrow} discarded "
@@ -268,12 +290,21 @@ class _RoundChecker:
         while attacker is None and self.size() > 1:
             if done >= len(value):
                 if self.may_truncate:
-                    self.truncate("duels")
+                    self.truncate("duels", "duel", (0, 1))
                 self.fail(
                     f"{len(value)} duel(s) recorded, but another duel is due "
                     f"(hands hold {self.size()} cards each)"
                 )
             pair = value[done]
+            last = done == len(value) - 1
+            if self.may_truncate and last and isinstance(pair, list) and None in pair:
+                if len(pair) != 2 or pair == [None, None]:
+                    self.fail(f"duel {done} must hold at least one card, got {pair!r}")
+                for seat in (0, 1):
+                    if pair[seat] is not None:
+                        self.take(seat, self.ranks(pair[seat : seat + 1], f"duel {done}"),
+                                  f"duel {done} seat {seat} card")
+                self.truncate("duels", "duel", tuple(s for s in (0, 1) if pair[s] is None))
             if not (_is_rank_list(pair) and len(pair) == 2):
                 self.fail(f"duel {done} must be [seat 0 card, seat 1 card], got {pair!r}")
             self.take(0, pair[:1], f"duel {done} seat 0 card")
@@ -297,7 +328,7 @@ class _RoundChecker:
         while self.size() > 1:
             if done >= len(value):
                 if self.may_truncate:
-                    self.truncate("tricks")
+                    self.truncate("tricks", "attack", (attacker,) if attacker is not None else ())
                 self.fail(
                     f"{len(value)} trick(s) recorded, but play continues "
                     f"(hands hold {self.size()} cards each)"
@@ -329,7 +360,7 @@ class _RoundChecker:
         self.take(expected, attack, "attack", t)
         defender = 1 - expected
         if trick.get("response") is None and self.may_truncate and last:
-            self.truncate("tricks")
+            self.truncate("tricks", "defend", (defender,))
         response = self.ranks(trick.get("response"), "response", t)
         if len(response) != len(attack):
             self.fail(
@@ -389,6 +420,7 @@ class _Outcome:
     rounds: int  # complete rounds
     truncated: bool
     space: int
+    stop: _TruncatedError | None = None  # where a truncated last round stops
 
 
 def _simulate(
@@ -424,11 +456,11 @@ def _simulate(
             problems=problems,
         )
         try:
-            complete, winner = checker.run()
+            stop, winner = checker.run()
         except _StopError:
             return None
-        if not complete:
-            return _Outcome(None, index, True, space)
+        if stop is not None:
+            return _Outcome(None, index, True, space, stop)
         if winner is not None:
             covered.add(space)
             step = -1 if winner == 0 else 1
@@ -517,7 +549,44 @@ def check_record(record: object) -> list[str]:
     end = _simulate(rules, rounds, partial_end, problems)
     if end is not None and shape is not None:
         _check_result(rules, end, shape[0], shape[1], problems)
+        if shape[0] == "forfeit":
+            _check_offence(record["result"], end, shape[1], problems)
     return problems
+
+
+# A fault committed by answering a request: the offender was asked. A bot that crashes,
+# disconnects, garbles its bytes or runs out of time forfeits every game it is playing,
+# also those in which it was not asked (RULES.md §8).
+ANSWER_FAULTS = ("illegal_action",)
+PHASES = ("replace", "duel", "attack", "defend")
+
+
+def _check_offence(
+    result: dict[str, Any], end: _Outcome, winner: int | None, problems: list[str]
+) -> None:
+    """A forfeit's offender, phase and fault agree with where the record stops."""
+    offender, phase, fault = result.get("offender"), result.get("phase"), result.get("fault")
+    if offender is not None and (not _is_int(offender) or offender not in (0, 1)):
+        problems.append(f"result: offender must be seat 0 or 1, got {offender!r}")
+        return
+    if offender is not None and winner is not None and offender == winner:
+        problems.append(f"result: seat {offender} forfeits but is named the winner")
+    if phase is None:
+        return  # records written before phases were recorded
+    if phase not in PHASES:
+        problems.append(f"result: phase must be one of {PHASES}, got {phase!r}")
+        return
+    if end.stop is None:
+        problems.append(f"result: forfeit in {phase!r}, but every round is complete: a "
+                        "forfeited game's last round stops at the offence")
+        return
+    if end.stop.phase != phase:
+        problems.append(f"result: forfeit in {phase!r}, but round {end.rounds} stops "
+                        f"waiting for {end.stop.phase!r}")
+    elif fault in ANSWER_FAULTS and offender not in end.stop.waiting:
+        problems.append(
+            f"result: seat {offender} forfeits for {fault!r} in {phase!r}, but round "
+            f"{end.rounds} stops waiting for seat(s) {list(end.stop.waiting)}")
 
 
 def check_file(path: str | Path) -> tuple[int, dict[int, list[str]]]:

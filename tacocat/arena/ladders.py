@@ -30,7 +30,9 @@ DEFAULT_GAMES_PER_PAIRING: Final = 200
 DEFAULT_GAMES_PER_MATCH: Final = 20
 DEFAULT_DECISION_SECONDS: Final = 1.0
 MAX_GAMES_PER_MATCH: Final = 10_000
-MAX_DECISION_SECONDS: Final = 600.0
+MAX_GAMES_PER_PAIRING: Final = 100_000
+MIN_DECISION_SECONDS: Final = 0.01
+MAX_DECISION_SECONDS: Final = 60.0
 
 _CREATE: Final = """
 -- KEYS: ladder hash, ladders set. ARGV: name, then field/value pairs.
@@ -65,16 +67,18 @@ def check_settings(
         )
     if isinstance(games_per_pairing, bool) or not isinstance(games_per_pairing, int) or (
         games_per_pairing < games_per_match or games_per_pairing % games_per_match
+        or games_per_pairing > MAX_GAMES_PER_PAIRING
     ):
         raise InvalidArgument(
             f"games_per_pairing must be a positive multiple of games_per_match "
-            f"({games_per_match}), got {games_per_pairing!r}"
+            f"({games_per_match}), at most {MAX_GAMES_PER_PAIRING:,}, got {games_per_pairing!r}"
         )
-    if not (isinstance(decision_seconds, int | float) and math.isfinite(decision_seconds)
-            and 0 < decision_seconds <= MAX_DECISION_SECONDS):
+    if isinstance(decision_seconds, bool) or not (
+            isinstance(decision_seconds, int | float) and math.isfinite(decision_seconds)
+            and MIN_DECISION_SECONDS <= decision_seconds <= MAX_DECISION_SECONDS):
         raise InvalidArgument(
-            f"decision_seconds must be a time limit in (0, {MAX_DECISION_SECONDS}] seconds, "
-            f"got {decision_seconds!r}"
+            f"decision_seconds must be a time limit from {MIN_DECISION_SECONDS} to "
+            f"{MAX_DECISION_SECONDS:g} seconds, got {decision_seconds!r}"
         )
 
 

@@ -183,7 +183,11 @@ def authenticate(redis: Redis, keys: Keys, token: str | None) -> User:
             "no token given; pass your API token (tacocat token create, or the admin token "
             "printed on the server's first start)"
         )
-    token = token.strip()
+    if token != token.strip():
+        raise Unauthenticated(
+            "the token has leading or trailing whitespace; tokens are matched exactly: "
+            "remove the spaces or newline around it (a copy and paste may add them)"
+        )
     body = token[len(TOKEN_PREFIX):]
     if not token.startswith(TOKEN_PREFIX) or len(body) != _TOKEN_BODY_LENGTH:
         raise Unauthenticated(

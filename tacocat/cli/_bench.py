@@ -11,7 +11,14 @@ from tacocat.engine import ENGINE_FORM, STANDARD, duplicate_pairs
 from tacocat.engine.bots import RandomBot
 from tacocat.referee import DEFAULT_BATCH, play_in_process
 
-from . import _bench_chaos, _bench_ladder, _bench_load, _bench_referee, _bench_scale
+from . import (
+    _bench_chaos,
+    _bench_ladder,
+    _bench_load,
+    _bench_neighbour,
+    _bench_referee,
+    _bench_scale,
+)
 
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
@@ -32,6 +39,8 @@ Measure throughput. Prints one JSON line with the result.
   chaos    faults across hosts made of network namespaces (root): worker kills, pauses,
            partitions, Redis killed, a full Redis disk, serve restarted: lost and
            double-counted matches (0 expected) and recovery times
+  neighbour  sandboxed match times on core 0 alone, then with a background-spinning bot
+           playing on core 1: p50/p99 side by side
 """
 
 
@@ -50,6 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _bench_load.add_parser(kinds)
     _bench_scale.add_parser(kinds)
     _bench_chaos.add_parser(kinds)
+    _bench_neighbour.add_parser(kinds)
 
 
 def bench_engine(args: argparse.Namespace) -> int:

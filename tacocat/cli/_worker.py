@@ -75,7 +75,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tuning.add_argument("--smoke-decision-seconds", type=float, default=1.0,
                         metavar="SECONDS", help="time per decision in smoke tests (default 1)")
     tuning.add_argument("--bot-memory-mb", type=int, default=1024, metavar="MB",
-                        help="address space per bot process (default 1024)")
+                        help="address space per bot process; the bot's whole process tree "
+                             "gets this plus 256 MB (memory cgroup; default 1024)")
     tuning.add_argument("--bot-cpu-seconds", type=int, default=600, metavar="SECONDS",
                         help="CPU time per bot process over its match (default 600)")
     tuning.add_argument("--wait", type=float, default=5.0, help=argparse.SUPPRESS)

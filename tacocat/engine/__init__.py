@@ -39,6 +39,7 @@ from ._table import MatchGame, ScheduledGame, Table, duplicate_pairs
 from ._types import (
     HIGH_GOAL,
     LOW_GOAL,
+    Cut,
     Decision,
     Fault,
     Observation,
@@ -52,8 +53,9 @@ from .bots import HOUSE_BOTS, house_bot
 __all__ = [
     "BOTH", "ENGINE_FORM", "FORMAT", "HIGH_GOAL", "HOUSE_BOTS", "LOW_GOAL", "STANDARD",
     "TRACK_LENGTH",
-    "Arrow", "AttackKind", "Bot", "BotDriver", "Decision", "EngineError", "Fault", "GameRecord",
-    "GameState", "IllegalActionError", "MatchGame", "Observation", "Outcome", "Reason",
+    "Arrow", "AttackKind", "Bot", "BotDriver", "Cut", "Decision", "EngineError", "Fault",
+    "GameRecord", "GameState", "IllegalActionError", "MatchGame", "Observation", "Outcome",
+    "Reason",
     "RecordError", "Round", "Ruleset", "RulesetError", "ScheduledGame", "Table", "TieRule",
     "Trick", "attack_kind", "best_defence", "bot_factory", "describe_exception",
     "duplicate_pairs", "house_bot", "is_full_defence", "legal_attacks", "legal_defences",

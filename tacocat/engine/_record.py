@@ -12,7 +12,7 @@ from typing import IO, Any, Final
 from ._errors import EngineError, RecordError
 from ._ruleset import BOTH, Ruleset
 from ._state import GameState
-from ._types import Fault, Outcome, Reason, Round, Trick
+from ._types import Cut, Decision, Fault, Outcome, Reason, Round, Trick
 
 FORMAT: Final = "tacocat-replay/1"
 
@@ -45,6 +45,8 @@ class GameRecord:
         if self.result.fault is not None:
             result["fault"] = self.result.fault.value
             result["offender"] = self.result.offender
+        if self.result.phase is not None:
+            result["phase"] = self.result.phase.value
         return {
             "format": FORMAT,
             "ruleset": self.ruleset.to_dict(),
@@ -67,10 +69,11 @@ class GameRecord:
             rules = Ruleset.from_dict(data["ruleset"])
             players = data["players"]
             raw = data["result"]
-            fault = raw.get("fault")
+            fault, phase = raw.get("fault"), raw.get("phase")
             result = Outcome(raw["winner"], Reason(raw["reason"]), raw.get("detail", ""),
-                             Fault(fault) if fault else None, raw.get("offender"))
-            rounds = tuple(_round_from_json(r) for r in data["rounds"])
+                             Fault(fault) if fault else None, raw.get("offender"),
+                             Decision(phase) if phase else None)
+            rounds = tuple(_round_from_json(r, result.phase) for r in data["rounds"])
             return cls(rules, str(data["seed"]), (str(players[0]), str(players[1])),
                        rounds, result)
         except RecordError:
@@ -124,6 +127,7 @@ class GameRecord:
                     f"rules give showdown {played.showdown} won by {played.winner}"
                 )
         if self.result.reason is Reason.FORFEIT:
+            _check_offence(state, self.result)
             if self.result.offender is not None and self.result.fault is not None:
                 if on_decision is not None and self.result.offender in state.to_act:
                     on_decision(state, self.result.offender, None)
@@ -157,14 +161,10 @@ def _replay_round(state: GameState, apply: Callable[[int, Sequence[int]], None],
                           f"{state.position}")
     arrow = state.rules.arrows[state.position]
     order = (0, 1) if arrow == BOTH else (int(arrow), 1 - int(arrow))
-    # A forfeit can cut a round short before a seat replaced; an empty list then means "not
-    # yet" rather than "kept every card".
-    went_on = bool(recorded.duels or recorded.tricks or recorded.complete)
-    if arrow == BOTH and any(recorded.replace):
-        went_on = True  # two arrows: replacements are revealed only once both seats chose
     for seat in order:
-        if went_on or recorded.replace[seat]:
-            apply(seat, recorded.replace[seat])
+        chosen = recorded.replace[seat]
+        if chosen is not None:  # None: a cut round where this seat had not replaced
+            apply(seat, chosen)
     for c0, c1 in recorded.duels:
         apply(0, (c0,))
         apply(1, (c1,))
@@ -176,21 +176,74 @@ def _replay_round(state: GameState, apply: Callable[[int, Sequence[int]], None],
                               f"ask seat {asked} for {what}")
         apply(trick.attacker, trick.attack)
         apply(1 - trick.attacker, trick.response)
+    cut = recorded.cut
+    if cut is not None:
+        if recorded.complete:
+            raise RecordError("a round with a showdown was not cut short")
+        for seat in (0, 1):
+            taken = cut.taken[seat]
+            if taken is not None:
+                apply(seat, taken)
+        if state.decision is not cut.phase:
+            what = state.decision.value if state.decision else "nothing"
+            raise RecordError(f"the round stops in {cut.phase.value}, but its decisions lead "
+                              f"to {what}")
     if recorded.complete and len(state.rounds) <= index:
         raise RecordError("the round needs more decisions than the record holds")
 
 
+# A fault committed by answering a request: the offender must have been asked. A bot that
+# crashes, disconnects, garbles its bytes or runs out of time forfeits every game it is
+# playing, also those in which it was not asked.
+_ANSWER_FAULTS: Final = (Fault.ILLEGAL_ACTION,)
+
+
+def _check_offence(state: GameState, result: Outcome) -> None:
+    """The forfeit agrees with where the record stops: the phase, and who was asked."""
+    if state.outcome is not None or result.phase is None:
+        return  # a game already over is refused below; records of before phases are not
+    if state.decision is not result.phase:
+        what = state.decision.value if state.decision else "nothing"
+        raise RecordError(f"result: forfeit in {result.phase.value}, but the record stops "
+                          f"at {what}")
+    if result.fault in _ANSWER_FAULTS and result.offender not in state.to_act:
+        raise RecordError(
+            f"result: seat {result.offender} forfeits for {result.fault.value} in "
+            f"{result.phase.value}, but the record stops waiting for seat "
+            f"{' and '.join(map(str, state.to_act))}")
+
+
 def _round_json(r: Round) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "space": r.space,
         "deck": list(r.deck) if r.deck is not None else None,
-        "replace": [list(r.replace[0]), list(r.replace[1])],
-        "duels": [list(d) for d in r.duels],
-        "tricks": [{"attacker": t.attacker, "attack": list(t.attack),
-                    "response": list(t.response)} for t in r.tricks],
-        "showdown": list(r.showdown) if r.showdown is not None else None,
-        "winner": r.winner,
+        "replace": [_list_or_none(r.replace[0]), _list_or_none(r.replace[1])],
     }
+    cut = r.cut
+    phase = cut.phase if cut is not None else None
+    if phase is Decision.REPLACE:
+        return out  # a phase not reached is absent, never filled with actions nobody took
+    duels: list[list[int | None]] = [list(d) for d in r.duels]
+    if cut is not None and phase is Decision.DUEL and cut.taken != (None, None):
+        duels.append([t[0] if t is not None else None for t in cut.taken])
+    out["duels"] = duels
+    if phase is Decision.DUEL:
+        return out
+    tricks: list[dict[str, Any]] = [{"attacker": t.attacker, "attack": list(t.attack),
+                                     "response": list(t.response)} for t in r.tricks]
+    if cut is not None and phase is Decision.DEFEND:
+        attacker = 0 if cut.taken[0] is not None else 1
+        tricks.append({"attacker": attacker, "attack": list(cut.taken[attacker] or ()),
+                       "response": None})
+    out["tricks"] = tricks
+    if cut is None:
+        out["showdown"] = list(r.showdown) if r.showdown is not None else None
+        out["winner"] = r.winner
+    return out
+
+
+def _list_or_none(cards: tuple[int, ...] | None) -> list[int] | None:
+    return list(cards) if cards is not None else None
 
 
 def _ints(values: Any) -> tuple[int, ...]:
@@ -201,18 +254,38 @@ def _ints(values: Any) -> tuple[int, ...]:
     return out
 
 
-def _round_from_json(data: Mapping[str, Any]) -> Round:
+def _round_from_json(data: Mapping[str, Any], phase: Decision | None) -> Round:
+    """One round; ``phase`` (the result's) marks a round without a showdown as cut there."""
     showdown = data.get("showdown")
-    duels = tuple((int(d[0]), int(d[1])) for d in data["duels"])
+    replace = data["replace"]
+    raw_duels = list(data.get("duels", ()))
+    raw_tricks = list(data.get("tricks", ()))
+    cut: Cut | None = None
+    if showdown is None and phase is not None:
+        taken: tuple[tuple[int, ...] | None, tuple[int, ...] | None] = (None, None)
+        if phase is Decision.DUEL and raw_duels and None in raw_duels[-1]:
+            last = raw_duels.pop()
+            taken = ((int(last[0]),) if last[0] is not None else None,
+                     (int(last[1]),) if last[1] is not None else None)
+        elif phase is Decision.DEFEND and raw_tricks and raw_tricks[-1].get("response") is None:
+            last = raw_tricks.pop()
+            attack = _ints(last["attack"])
+            taken = (attack, None) if int(last["attacker"]) == 0 else (None, attack)
+        cut = Cut(phase, taken)
+    duels = tuple((int(d[0]), int(d[1])) for d in raw_duels)
     tricks = tuple(Trick(int(t["attacker"]), _ints(t["attack"]), _ints(t["response"]))
-                   for t in data["tricks"])
+                   for t in raw_tricks)
     deck = data.get("deck")
     return Round(
         int(data["space"]), _ints(deck) if deck is not None else None,
-        (_ints(data["replace"][0]), _ints(data["replace"][1])), duels, tricks,
+        (_ints_or_none(replace[0]), _ints_or_none(replace[1])), duels, tricks,
         (int(showdown[0]), int(showdown[1])) if showdown is not None else None,
-        data.get("winner"),
+        data.get("winner"), cut,
     )
+
+
+def _ints_or_none(values: Any) -> tuple[int, ...] | None:
+    return _ints(values) if values is not None else None
 
 
 def write_jsonl(path: str | Path | IO[str], records: Iterable[GameRecord]) -> int:

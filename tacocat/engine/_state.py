@@ -18,6 +18,7 @@ from ._ruleset import BOTH, STANDARD, Ruleset, TieRule
 from ._types import (
     HIGH_GOAL,
     LOW_GOAL,
+    Cut,
     Decision,
     Fault,
     Observation,
@@ -194,12 +195,12 @@ class GameState:
         if self.outcome is not None:
             return
         text = f"{fault.value}: seat {seat}" + (f": {detail}" if detail else "")
-        self._finish(Outcome(1 - seat, Reason.FORFEIT, text, fault, seat))
+        self._finish(Outcome(1 - seat, Reason.FORFEIT, text, fault, seat, self.decision))
 
     def abort(self, detail: str = "") -> None:
         """End the game with no result (server shutdown, operator action)."""
         if self.outcome is None:
-            self._finish(Outcome(None, Reason.ABORTED, detail))
+            self._finish(Outcome(None, Reason.ABORTED, detail, None, None, self.decision))
 
     # ----------------------------------------------------------------- internals
 
@@ -437,13 +438,36 @@ class GameState:
         duels, tricks = self._duels, self._tricks
         space = self.position
         self.rounds.append(_new_tuple(Round, (space, self._deck, replace, duels, tricks,
-                                              showdown, winner)))
+                                              showdown, winner, None)))
         self._history += (_new_tuple(Round, (space, None, replace, duels, tricks, showdown,
-                                             winner)),)
+                                             winner, None)),)
+        self.decision = None
+
+    def _cut_round(self) -> None:
+        """Keep the round a forfeit interrupted, with exactly the decisions taken in it."""
+        phase = self.decision
+        assert phase is not None
+        replace = self._replace
+        taken: tuple[tuple[int, ...] | None, tuple[int, ...] | None] = (None, None)
+        pending = (self._pending[0], self._pending[1])
+        if phase is _REPLACE:
+            # Two arrows: a seat's secret choice waits for the other's; it was still taken.
+            replace = (replace[0] if replace[0] is not None else pending[0],
+                       replace[1] if replace[1] is not None else pending[1])
+        elif phase is _DUEL:
+            taken = pending
+        elif phase is _DEFEND:
+            taken = (self._attack, None) if self._attacker == 0 else (None, self._attack)
+        cut = _new_tuple(Cut, (phase, taken))
+        space, duels, tricks = self.position, self._duels, self._tricks
+        self.rounds.append(_new_tuple(Round, (space, self._deck, replace, duels, tricks, None,
+                                              None, cut)))
+        self._history += (_new_tuple(Round, (space, None, replace, duels, tricks, None, None,
+                                             cut)),)
         self.decision = None
 
     def _finish(self, outcome: Outcome) -> None:
         if self.decision is not None:
-            self._close_round(None, None)  # keep the partial round a forfeit interrupted
+            self._cut_round()
         self.outcome = outcome
         self.to_act = ()

@@ -59,8 +59,7 @@ class Table:
 
     def public_rounds(self) -> tuple[Round, ...]:
         """Every round so far, without decks (what a seat may see once the game ends)."""
-        return tuple(Round(r.space, None, r.replace, r.duels, r.tricks, r.showdown, r.winner)
-                     for r in self.state.rounds)
+        return tuple(r._replace(deck=None) for r in self.state.rounds)
 
     def record(self) -> GameRecord:
         return GameRecord.of(self.state, self.players)

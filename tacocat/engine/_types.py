@@ -60,6 +60,8 @@ class Outcome:
     """For a forfeit: the offence."""
     offender: int | None = None
     """For a forfeit: the seat that forfeited."""
+    phase: Decision | None = None
+    """For a forfeit or an aborted game: the decision the game was waiting for when it ended."""
 
 
 class Trick(NamedTuple):
@@ -75,21 +77,37 @@ class Trick(NamedTuple):
         return all(r >= a for r, a in zip(self.response, self.attack, strict=True))
 
 
+class Cut(NamedTuple):
+    """Where a forfeit (or an abort) stopped a round, and what was already decided there.
+
+    ``taken[s]`` is what seat ``s`` had decided in the unfinished ``phase`` and was not yet
+    resolved: its duel card in a duel, the attack waiting for an answer in ``DEFEND`` (at
+    the attacker's index); ``None`` for a seat that had not decided. A replace phase keeps
+    its decisions in :attr:`Round.replace` instead.
+    """
+
+    phase: Decision
+    taken: tuple[tuple[int, ...] | None, tuple[int, ...] | None] = (None, None)
+
+
 class Round(NamedTuple):
     """One round as the replay record keeps it.
 
     ``deck`` is ``None`` in the copies seats observe, since the shuffle is hidden.
     ``showdown`` and ``winner`` are ``None`` for a round cut short by a forfeit; ``winner``
-    is also ``None`` for a tie.
+    is also ``None`` for a tie. A cut round holds exactly the decisions taken before the
+    cut: ``replace[s]`` is ``None`` for a seat that had not replaced, and ``cut`` says in
+    which phase the round stopped and what was decided in it.
     """
 
     space: int
     deck: tuple[int, ...] | None
-    replace: tuple[tuple[int, ...], tuple[int, ...]]
+    replace: tuple[tuple[int, ...] | None, tuple[int, ...] | None]
     duels: tuple[tuple[int, int], ...]
     tricks: tuple[Trick, ...]
     showdown: tuple[int, int] | None
     winner: int | None
+    cut: Cut | None = None
 
     @property
     def complete(self) -> bool:

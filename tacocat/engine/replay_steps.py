@@ -23,6 +23,7 @@ from . import (
     BOTH,
     HIGH_GOAL,
     LOW_GOAL,
+    Decision,
     EngineError,
     GameRecord,
     GameState,
@@ -108,33 +109,32 @@ class _Stepper:
                          "the shuffled deck, seat 1 the odd ones).", size=size)
         arrow = rules.arrows[played.space]
         order = (0, 1) if arrow == BOTH else (int(arrow), 1 - int(arrow))
-        # As GameRecord.replay: a forfeit can cut a round short before a seat replaced.
-        went_on = bool(played.duels or played.tricks or played.complete)
-        if arrow == BOTH and any(played.replace):
-            went_on = True
-        replaced = [seat for seat in order if went_on or played.replace[seat]]
+        # A forfeit can cut a round short before a seat replaced: its replace is None then.
+        chosen = played.replace
+        replaced = [seat for seat in order if chosen[seat] is not None]
         if replaced:
             before = [list(h) for h in self.hands]
             for seat in replaced:
-                state.apply(seat, played.replace[seat])
+                state.apply(seat, chosen[seat] or ())
             drawn: list[list[int]] = [[], []]
-            for seat in replaced:
-                self.hands[seat] = list(state.hand(seat))
-                drawn[seat] = _minus(self.hands[seat], _minus(before[seat],
-                                                              played.replace[seat]))
-            self.pile -= sum(len(played.replace[s]) for s in replaced)
+            if state.decision is not Decision.REPLACE:  # else a secret choice, never drawn
+                for seat in replaced:
+                    self.hands[seat] = list(state.hand(seat))
+                    drawn[seat] = _minus(self.hands[seat], _minus(before[seat],
+                                                                  chosen[seat] or ()))
+                self.pile -= sum(len(chosen[s] or ()) for s in replaced)
             if arrow == BOTH:
                 how = "Two arrows: both seats replace at once."
             else:
                 how = (f"One arrow pointing at seat {order[0]}: it replaces first, then seat "
                        f"{order[1]} may replace at most as many.")
-            parts = [f"seat {s} discards {_cards(played.replace[s])}"
-                     + (f" and draws {_cards(drawn[s])}" if played.replace[s] else "")
+            parts = [f"seat {s} discards {_cards(chosen[s] or ())}"
+                     + (f" and draws {_cards(drawn[s])}" if drawn[s] else "")
                      for s in order if s in replaced]
             said = "; ".join(parts)
             self.add("replace", f"{how} {said[:1].upper()}{said[1:]}.",
-                     order=list(order), replace=[list(r) for r in played.replace],
-                     drawn=drawn, played=[list(r) for r in played.replace])
+                     order=list(order), replace=[list(r or ()) for r in chosen],
+                     drawn=drawn, played=[list(r or ()) for r in chosen])
         for c0, c1 in played.duels:
             state.apply(0, (c0,))
             state.apply(1, (c1,))

@@ -131,8 +131,9 @@ def _ruleset_from_pb(msg: pb.Ruleset) -> Ruleset:
 def round_to_pb(r: Round, out: pb.PublicRound) -> None:
     """The public part of a round: never its deck."""
     out.space = r.space
-    out.replace_0.extend(r.replace[0])
-    out.replace_1.extend(r.replace[1])
+    # The wire has no "not yet": a seat a forfeit stopped before it replaced shows none.
+    out.replace_0.extend(r.replace[0] or ())
+    out.replace_1.extend(r.replace[1] or ())
     for c0, c1 in r.duels:
         out.duels.add(seat_0=c0, seat_1=c1)
     for t in r.tricks:
@@ -161,6 +162,8 @@ def outcome_to_pb(outcome: Outcome, out: pb.Outcome) -> None:
         out.fault = FAULT_TO_PB[outcome.fault]
     if outcome.offender is not None:
         out.offender = outcome.offender
+    if outcome.phase is not None:
+        out.phase = DECISION_TO_PB[outcome.phase]
 
 
 def outcome_from_pb(msg: pb.Outcome) -> Outcome:
@@ -171,6 +174,7 @@ def outcome_from_pb(msg: pb.Outcome) -> Outcome:
     return Outcome(
         msg.winner if msg.HasField("winner") else None, reason, msg.detail,
         FAULT_FROM_PB.get(msg.fault), msg.offender if msg.HasField("offender") else None,
+        DECISION_FROM_PB.get(msg.phase),
     )
 
 

@@ -36,6 +36,11 @@ from ._errors import HostError
 from ._feed import Answer, Failure, SeatFeed
 from ._host import HostProcess
 
+BACKGROUND_ALLOWANCE = 0.001
+"""CPU seconds a bot's tree may use per decision besides the decision itself before that
+counts as background work: an honest host spends tens of microseconds decoding a request
+and encoding its answer."""
+
 DecisionTimer = Callable[[float], None]
 """Called with each decision's seconds (failures included): how metrics time decisions."""
 
@@ -175,15 +180,28 @@ class ProcessSeat:
 
     ``on_decision`` gets each decision's seconds as the host measured them (failures of the
     whole frame count the time waited): how a worker times sandboxed decisions.
+
+    ``cpu_usage`` (seconds of CPU the bot's whole process tree used so far, e.g. read from
+    its cgroup) makes background work count: from one frame's answers to the next's, the
+    tree's CPU beyond the time its decisions took (and a small allowance per decision) is
+    background work (children or threads left spinning while the opponent and the referee
+    run). It adds up over the process's life; once it exceeds one decision's limit, the
+    frame's games forfeit with ``timeout`` and the process is restarted.
     """
 
     def __init__(self, host: HostProcess, time_limit: float, *,
-                 on_decision: DecisionTimer | None = None) -> None:
+                 on_decision: DecisionTimer | None = None,
+                 cpu_usage: Callable[[], float | None] | None = None) -> None:
         if time_limit <= 0:
             raise ValueError(f"time_limit must be positive, got {time_limit}")
         self.host = host
         self.time_limit = time_limit
         self.on_decision = on_decision
+        self.cpu_usage = cpu_usage
+        self.background_cpu = 0.0
+        """CPU seconds the bot's tree used besides its decisions (see above)."""
+        self._cpu_mark: float | None = None
+        self._frame_think = 0.0
         self.feed = SeatFeed(time_limit)
         self.broken: Failure | None = None
         self.never_started = True
@@ -222,6 +240,9 @@ class ProcessSeat:
             return
         if not self.host.running and not self._start_process():
             return
+        if self.cpu_usage is not None and self._cpu_mark is None:
+            self._cpu_mark = self.cpu_usage()  # a fresh process: count from its first frame
+        self._frame_think = 0.0
         now = time.monotonic()
         self._sent_at = now
         # The backstop: every decision of the frame may take its whole limit, one by one.
@@ -251,7 +272,28 @@ class ProcessSeat:
                 for _ in range(len(sent) - len(got)):
                     self.on_decision(waited)
             return [got.get(request_id, self.broken) for request_id in sent]
+        if self.cpu_usage is not None and self._over_background_budget(len(sent)):
+            assert self.broken is not None
+            return [self.broken] * len(sent)
         return [got[request_id] for request_id in sent]
+
+    def _over_background_budget(self, decisions: int) -> bool:
+        """Count the tree's CPU since the last frame's answers beyond this frame's decisions;
+        break the seat once the total passes one decision's limit."""
+        assert self.cpu_usage is not None
+        now, mark = self.cpu_usage(), self._cpu_mark
+        self._cpu_mark = now
+        if now is None or mark is None:
+            return False
+        spent = now - mark - self._frame_think - decisions * BACKGROUND_ALLOWANCE
+        self.background_cpu += max(0.0, spent)
+        if self.background_cpu <= self.time_limit:
+            return False
+        self._break(Failure(Fault.TIMEOUT, (
+            f"the bot's processes used {self.background_cpu:.3g} s of CPU besides its "
+            f"decisions, more than one decision's {self.time_limit:g} s (background work "
+            "counts against the bot's time)")))
+        return True
 
     def _read_frame(self, data: bytes, got: dict[int, Answer]) -> None:
         if len(data) > MAX_CLIENT_MESSAGE:
@@ -272,9 +314,11 @@ class ProcessSeat:
             if sorted_ is not None:
                 request_id, answer = sorted_
                 got[request_id] = answer
+                kind = msg.WhichOneof("kind")
+                think = msg.action.think_us if kind == "action" else msg.failure.think_us
+                # As the host measured it: within the limit, or the feed refused it above.
+                self._frame_think += think / 1e6
                 if timer is not None:
-                    kind = msg.WhichOneof("kind")
-                    think = msg.action.think_us if kind == "action" else msg.failure.think_us
                     timer(think / 1e6)
 
     def _start_process(self) -> bool:
@@ -299,6 +343,7 @@ class ProcessSeat:
     def restart(self) -> None:
         """Kill the process (stuck, garbled or dead: the next frame starts a fresh one)."""
         self.host.kill()
+        self.background_cpu, self._cpu_mark = 0.0, None
         self.feed.forget()
         self._frame = pb.ServerFrame()
         self._asked, self._sent = [], []

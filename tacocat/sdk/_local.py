@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tacocat.engine import STANDARD, Bot, Round, Ruleset, duplicate_pairs
+from tacocat.engine import STANDARD, Bot, Ruleset, duplicate_pairs
 from tacocat.referee import play_in_process
 
 from ._loader import load_bot_class
@@ -35,8 +35,7 @@ def play_local(bot: Bot | Callable[[], Bot],
     results = []
     for game in played.games:
         record = game.record
-        public = tuple(Round(r.space, None, r.replace, r.duels, r.tricks, r.showdown, r.winner)
-                       for r in record.rounds)
+        public = tuple(r._replace(deck=None) for r in record.rounds)
         results.append(GameResult(game.index, game.a_seat, names[1], record.result, public,
                                   record))
     return results

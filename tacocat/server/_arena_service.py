@@ -64,6 +64,7 @@ from ._arena_delta import DeltaEncoder
 from ._arena_feed import Feeds
 from ._auth import token_from_metadata
 from ._limits import peer_subject
+from ._strict_rpc import strict_handler
 
 log = logging.getLogger("tacocat.server.arena")
 
@@ -134,7 +135,8 @@ class ArenaService(apb_grpc.ArenaServicer):
         self.closing = False
 
     def register(self, server: grpc.aio.Server) -> None:
-        apb_grpc.add_ArenaServicer_to_server(self, server)
+        # Not apb_grpc.add_ArenaServicer_to_server: undecodable requests are INVALID_ARGUMENT.
+        server.add_generic_rpc_handlers((strict_handler(self, apb, ARENA_SERVICE),))
 
     async def close(self) -> None:
         """End every watch stream and refuse new calls (UNAVAILABLE: the client retries or

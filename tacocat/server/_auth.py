@@ -47,9 +47,10 @@ def token_from_metadata(metadata: Iterable[tuple[str, str | bytes]] | None) -> s
     for key, value in metadata or ():
         if key.lower() == "authorization":
             text = value.decode("latin-1") if isinstance(value, bytes) else value
+            # Never trimmed: a token is matched exactly, or refused saying why.
             if text.lower().startswith(_BEARER):
-                return text[len(_BEARER):].strip() or None
-            return text.strip() or None
+                return text[len(_BEARER):] or None
+            return text or None
     return None
 
 

@@ -20,7 +20,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ._confine import _cgroup_pids, _kill_until_gone, _running, _SlotLease, _uid_pids
+from ._confine import (
+    _cgroup_pids,
+    _kill_until_gone,
+    _running,
+    _SlotLease,
+    _uid_pids,
+    cpuacct_usage_ns,
+)
 
 # Under the public module's name, as before these classes moved here: log filters and alerts
 # that match "tacocat.worker.sandbox" keep seeing the sandbox's errors.
@@ -46,6 +53,8 @@ class SandboxedCommand:
     sandboxed: bool
     cgroup: Path | None = None
     """The bot's pids cgroup (``pids.max``), if it has one."""
+    tree: tuple[Path, ...] = ()
+    """The bot tree's other cgroups (memory, CPU share and core, CPU time), if it has them."""
     uid: int | None = None
     """The bot's dedicated host uid (``RLIMIT_NPROC`` applies to it), if it has one."""
     _lease: _SlotLease | None = field(default=None, repr=False)
@@ -68,6 +77,18 @@ class SandboxedCommand:
         or ``""`` (none: unsandboxed without a cgroup)."""
         return "+".join(name for name, on in (("cgroup", self.cgroup), ("nproc", self.uid))
                         if on is not None)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the bot's whole tree used so far (every process and thread), if known."""
+        used = cpuacct_usage_ns(self.tree)
+        return used / 1e9 if used is not None else None
+
+    def pin(self, cpu: int) -> None:
+        """Confine the bot's tree to one core (its cpuset; threads cannot move off it)."""
+        for cgroup in self.tree:
+            cpus = cgroup / "cpuset.cpus"
+            if cpus.exists():
+                cpus.write_text(f"{cpu}\n")
 
     def _list(self) -> list[int]:
         found: set[int] = set()
@@ -99,18 +120,19 @@ class SandboxedCommand:
             return
         self._closed = True
         self.kill()
-        if self.cgroup is not None:
+        for cgroup in (self.cgroup, *self.tree):
+            if cgroup is None:
+                continue
             for _ in range(100):
                 try:
-                    self.cgroup.rmdir()
+                    cgroup.rmdir()
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
                     time.sleep(0.01)  # a reaped task may take a moment to leave
             else:
-                log.warning("sandbox: could not remove %s (left for the next sweep)",
-                            self.cgroup)
+                log.warning("sandbox: could not remove %s (left for the next sweep)", cgroup)
         if self._lease is not None:
             self._lease.release()
         for fd in self.pass_fds:

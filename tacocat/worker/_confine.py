@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import itertools
 import os
+import re
 import secrets
 import signal
 import tempfile
@@ -35,15 +36,25 @@ _lock = threading.Lock()
 _last_sweep = 0.0
 
 
-def _pids_hierarchy() -> Path | None:
-    """The worker's own cgroup directory in a cgroup-v1 ``pids`` hierarchy, if mounted."""
+# The cgroup-v1 controllers that bound a bot's whole process tree, besides ``pids``: its
+# memory (RLIMIT_AS is per process, so forked children would each get their own), its CPU
+# share and core (children could otherwise spin on every core), and its CPU time, read
+# per decision frame by the referee.
+TREE_CONTROLLERS = ("memory", "cpu", "cpuacct", "cpuset")
+_CFS_PERIOD_US = 100_000
+_NAME = re.compile(r"[0-9]+-[0-9]+-[0-9a-f]{6}")
+"""A bot's cgroup: ``<worker pid>-<number>-<random>``."""
+
+
+def _hierarchy(controller: str) -> Path | None:
+    """The worker's own cgroup directory in the cgroup-v1 hierarchy of ``controller``."""
     try:
         mountinfo = Path("/proc/self/mountinfo").read_text().splitlines()
         own = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
         return None
     own_path = next((line.split(":", 2)[2] for line in own
-                     if "pids" in line.split(":", 2)[1].split(",")), None)
+                     if controller in line.split(":", 2)[1].split(",")), None)
     if own_path is None:
         return None
     for line in mountinfo:
@@ -51,12 +62,16 @@ def _pids_hierarchy() -> Path | None:
         fields, after = pre.split(), post.split()
         if len(fields) < 5 or len(after) < 3 or after[0] != "cgroup":
             continue
-        if "pids" not in after[2].split(","):
+        if controller not in after[2].split(","):
             continue
         root, mount_point = fields[3], fields[4]
         rel = own_path[len(root):] if own_path.startswith(root) else own_path
         return Path(mount_point) / rel.lstrip("/")
     return None
+
+
+def _pids_hierarchy() -> Path | None:
+    return _hierarchy("pids")
 
 
 @lru_cache(maxsize=1)
@@ -79,12 +94,75 @@ def _cgroup_base() -> tuple[Path | None, str]:
     return base, ""
 
 
+@lru_cache(maxsize=1)
+def tree_bases() -> tuple[tuple[Path, ...], str]:
+    """``(one base directory per controller of TREE_CONTROLLERS, or (); why not)``.
+
+    Co-mounted controllers (``cpu,cpuacct``) share a directory, listed once.
+    """
+    bases: list[Path] = []
+    for controller in TREE_CONTROLLERS:
+        own = _hierarchy(controller)
+        if own is None:
+            return (), (f"no cgroup-v1 {controller} hierarchy is mounted (cgroup v2 is not "
+                        "supported yet)")
+        # CPU weight is shared per level: under one "tacocat" group every bot of this worker
+        # together would weigh as much as a single other process. Beside the worker instead,
+        # each bot weighs as one process, as it did before it had a group.
+        base = own if controller == "cpu" else own / _CGROUP_PREFIX
+        try:
+            base.mkdir(exist_ok=True)
+            if controller == "cpuset":
+                # A v1 cpuset starts empty and takes no task until it has CPUs and nodes.
+                for name in ("cpuset.cpus", "cpuset.mems"):
+                    if not (base / name).read_text().strip():
+                        (base / name).write_text((own / name).read_text())
+        except OSError as exc:
+            return (), f"cannot create a {controller} cgroup under {base}: {exc.strerror or exc}"
+        if base not in bases:
+            bases.append(base)
+    return tuple(bases), ""
+
+
+def _limit_tree(cgroup: Path, policy: SandboxPolicy) -> None:
+    """Write the whole-tree bounds into one new cgroup (whichever controller it belongs to)."""
+    if (cgroup / "memory.limit_in_bytes").exists():
+        (cgroup / "memory.limit_in_bytes").write_text(f"{policy.memory_bytes}\n")
+        memsw = cgroup / "memory.memsw.limit_in_bytes"
+        if memsw.exists():  # swap accounting on: memory plus swap gets the same bound
+            memsw.write_text(f"{policy.memory_bytes}\n")
+        with contextlib.suppress(OSError):
+            (cgroup / "memory.swappiness").write_text("0\n")
+    if (cgroup / "cpu.cfs_quota_us").exists():
+        (cgroup / "cpu.cfs_period_us").write_text(f"{_CFS_PERIOD_US}\n")
+        (cgroup / "cpu.cfs_quota_us").write_text(f"{_CFS_PERIOD_US}\n")  # one core's share
+    if (cgroup / "cpuset.cpus").exists():
+        parent = cgroup.parent
+        (cgroup / "cpuset.mems").write_text((parent / "cpuset.mems").read_text())
+        cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))))
+        (cgroup / "cpuset.cpus").write_text(cpus + "\n")
+
+
+def cpuacct_usage_ns(cgroups: Iterable[Path]) -> int | None:
+    """CPU time (ns) used so far by the tree in the ``cpuacct`` one of ``cgroups``."""
+    for cgroup in cgroups:
+        usage = cgroup / "cpuacct.usage"
+        if usage.exists():
+            try:
+                return int(usage.read_text())
+            except (OSError, ValueError):
+                return None
+    return None
+
+
 def _sweep_stale_cgroups(base: Path) -> None:
     """Remove leftover per-bot cgroups of workers that died (named ``<worker pid>-...``)."""
     with contextlib.suppress(OSError):
         for child in base.iterdir():
+            if not _NAME.fullmatch(child.name):
+                continue  # not a bot's: the cpu bases are the worker's own, shared cgroups
             owner = child.name.split("-", 1)[0]
-            if owner.isdigit() and not _alive(int(owner)):
+            if not _alive(int(owner)) and child.is_dir():
                 with contextlib.suppress(OSError):
                     _kill_cgroup(child, timeout=1.0)
                     child.rmdir()
@@ -192,19 +270,47 @@ class _SlotLease:
             os.close(self.fd)
             self.fd = None
 
-def _make_cgroup(policy: SandboxPolicy, extra: int) -> Path:
+def _make_cgroup(policy: SandboxPolicy, extra: int, *, pids: bool = True,
+                 tree: bool = True) -> tuple[Path | None, tuple[Path, ...]]:
+    """A bot's cgroups: ``(the pids one, or None; one per whole-tree controller, or ())``.
+
+    Raises :class:`SandboxUnavailableError` naming what is missing: a bot tree without a
+    memory and CPU bound is refused, never run silently unbounded.
+    """
     global _last_sweep
-    base, why = _cgroup_base()
-    if base is None:
-        raise SandboxUnavailableError(why)
+    base: Path | None = None
+    if pids:
+        base, why = _cgroup_base()
+        if base is None:
+            raise SandboxUnavailableError(why)
+    bases: tuple[Path, ...] = ()
+    if tree:
+        bases, why = tree_bases()
+        if not bases:
+            raise SandboxUnavailableError(why)
+    everywhere = ((base,) if base is not None else ()) + bases
     with _lock:
         number = next(_counter)
         sweep = time.monotonic() - _last_sweep > _SWEEP_EVERY
         if sweep:
             _last_sweep = time.monotonic()
     if sweep:
-        _sweep_stale_cgroups(base)
-    cgroup = base / f"{os.getpid()}-{number}-{secrets.token_hex(3)}"
-    cgroup.mkdir()
-    (cgroup / "pids.max").write_text(f"{policy.max_processes + extra}\n")
-    return cgroup
+        for each in everywhere:
+            _sweep_stale_cgroups(each)
+    name = f"{os.getpid()}-{number}-{secrets.token_hex(3)}"
+    made: list[Path] = []
+    try:
+        for each in everywhere:
+            cgroup = each / name
+            cgroup.mkdir()
+            made.append(cgroup)
+            if each is base:
+                (cgroup / "pids.max").write_text(f"{policy.max_processes + extra}\n")
+            else:
+                _limit_tree(cgroup, policy)
+    except OSError as exc:
+        for cgroup in made:
+            with contextlib.suppress(OSError):
+                cgroup.rmdir()
+        raise SandboxUnavailableError(f"cannot set up the bot's cgroups: {exc}") from exc
+    return (made[0] if base is not None else None), tuple(made[1 if base is not None else 0:])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,7 +69,33 @@ def _mount_args(policy: SandboxPolicy, bot: Path) -> list[str]:
         args += ["--ro-bind", path, path]
     args += ["--ro-bind", str(bot), BOT_DIR, "--proc", "/proc", "--dev", "/dev",
              "--remount-ro", "/dev", "--remount-ro", "/"]
+    # PID 1 of the bot's namespace is bwrap's reaper, whose command line is this whole
+    # list (host paths, the interpreter): the bot reads an innocuous one instead.
+    init = _init_cmdline()
+    args += ["--ro-bind", init, "/proc/1/cmdline", "--ro-bind", init, "/proc/1/task/1/cmdline"]
     return args
+
+
+INIT_CMDLINE = b"init\0"
+"""What ``/proc/1/cmdline`` shows a bot."""
+
+
+def _init_cmdline() -> str:
+    """A host file holding :data:`INIT_CMDLINE`, made once (root: under /run)."""
+    for folder in (Path("/run/tacocat-sandbox"), Path(tempfile.gettempdir()) / "tacocat-sandbox"):
+        path = folder / "init-cmdline"
+        try:
+            if not path.is_file() or path.read_bytes() != INIT_CMDLINE:
+                folder.mkdir(mode=0o755, exist_ok=True)
+                fresh = folder / f".init-cmdline-{os.getpid()}"
+                fresh.write_bytes(INIT_CMDLINE)
+                fresh.chmod(0o444)
+                fresh.replace(path)  # atomic: concurrent workers never see half a file
+            return str(path)
+        except OSError:
+            continue
+    raise SandboxUnavailableError("cannot write the bot's /proc/1/cmdline stand-in under "
+                                  "/run or the temporary directory")
 
 
 _SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

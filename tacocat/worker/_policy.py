@@ -21,7 +21,9 @@ class SandboxPolicy:
     wall-clock deadline is the referee's. ``address_space`` is ``RLIMIT_AS`` per process;
     ``file_size`` is the largest file it may write; ``tmp_size`` caps its whole ``/tmp``
     (which is memory). ``max_processes`` counts the bot's tasks (processes *and* threads,
-    itself included). The frame size cap is the referee's (``tacocat.protocol``).
+    itself included). ``memory_bytes`` bounds the memory of the bot's whole process tree
+    (its memory cgroup, swap included), whatever it forks. The frame size cap is the
+    referee's (``tacocat.protocol``).
 
     ``process_bound`` picks how ``max_processes`` is enforced: ``"auto"``: a pids cgroup
     where one can be made, plus (as root) ``RLIMIT_NPROC`` on the slot's dedicated uid;
@@ -37,6 +39,7 @@ class SandboxPolicy:
     file_size: int = 8 << 20
     open_files: int = 64
     max_processes: int = 16
+    memory_bytes: int = 1 << 30
     tmp_size: int = 32 << 20
     process_bound: Literal["auto", "cgroup", "nproc"] = "auto"
     uid_base: int = 1_600_000_000
@@ -45,7 +48,7 @@ class SandboxPolicy:
 
     def __post_init__(self) -> None:
         for name in ("cpu_seconds", "address_space", "file_size", "open_files",
-                     "max_processes", "tmp_size", "uid_base", "uid_slots"):
+                     "max_processes", "memory_bytes", "tmp_size", "uid_base", "uid_slots"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"SandboxPolicy.{name} must be positive")
         if self.open_files < 16:

@@ -12,7 +12,7 @@ import ctypes
 import os
 import resource
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ._policy import SandboxPolicy
@@ -25,7 +25,7 @@ _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
 _prctl.restype = ctypes.c_int
 
 
-def _make_preexec(policy: SandboxPolicy, *, cgroup: Path | None, nproc: int | None,
+def _make_preexec(policy: SandboxPolicy, *, cgroups: Sequence[Path], nproc: int | None,
                   seccomp_fd: int | None) -> Callable[[], None]:
     """What runs in the child between fork and exec (of bwrap, or of Python unsandboxed).
 
@@ -36,7 +36,7 @@ def _make_preexec(policy: SandboxPolicy, *, cgroup: Path | None, nproc: int | No
     so each start (the referee restarts crashed bots with the same command) reads the
     program from its beginning through its own file offset.
     """
-    procs = str(cgroup / "cgroup.procs") if cgroup is not None else None
+    procs = [str(cgroup / "cgroup.procs") for cgroup in cgroups]
     limits = [
         (resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 1)),
         (resource.RLIMIT_AS, (policy.address_space, policy.address_space)),
@@ -59,8 +59,8 @@ def _make_preexec(policy: SandboxPolicy, *, cgroup: Path | None, nproc: int | No
 
     def setup() -> None:
         parent = os.getppid()
-        if procs is not None:
-            fd = os.open(procs, os.O_WRONLY)
+        for path in procs:  # the pids cgroup and the whole-tree ones (memory, CPU, core)
+            fd = os.open(path, os.O_WRONLY)
             try:
                 os.write(fd, str(os.getpid()).encode())
             finally:

@@ -49,6 +49,10 @@ _DENIED: dict[str, int] = {
     "open_by_handle_at": _EPERM, "name_to_handle_at": _EPERM, "lookup_dcookie": _EPERM,
     "swapon": _EPERM, "swapoff": _EPERM, "reboot": _EPERM, "acct": _EPERM,
     "quotactl": _EPERM, "syslog": _EPERM,
+    # A bot's threads stay on the worker's core at the worker's priority (its cpuset holds
+    # them there too): no moving to the other worker's core, no real-time class.
+    "sched_setaffinity": _EPERM, "sched_setscheduler": _EPERM, "sched_setparam": _EPERM,
+    "sched_setattr": _EPERM,
 }
 
 
@@ -71,7 +75,8 @@ ABIS: dict[str, _Abi] = {
         "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
         "delete_module": 176, "open_by_handle_at": 304, "name_to_handle_at": 303,
         "lookup_dcookie": 212, "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163,
-        "quotactl": 179, "syslog": 103,
+        "quotactl": 179, "syslog": 103, "sched_setaffinity": 203, "sched_setscheduler": 144,
+        "sched_setparam": 142, "sched_setattr": 314,
     }),
     "aarch64": _Abi(0xC00000B7, False, {
         "socket": 198, "socketpair": 199, "clone": 220, "ptrace": 117,
@@ -84,7 +89,8 @@ ABIS: dict[str, _Abi] = {
         "request_key": 218, "kexec_load": 104, "kexec_file_load": 294, "init_module": 105,
         "finit_module": 273, "delete_module": 106, "open_by_handle_at": 265,
         "name_to_handle_at": 264, "lookup_dcookie": 18, "swapon": 224, "swapoff": 225,
-        "reboot": 142, "acct": 89, "quotactl": 60, "syslog": 116,
+        "reboot": 142, "acct": 89, "quotactl": 60, "syslog": 116, "sched_setaffinity": 122,
+        "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274,
     }),
 }
 ABIS["amd64"] = ABIS["x86_64"]

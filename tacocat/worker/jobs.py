@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from tacocat.arena import (
 from tacocat.engine import STANDARD, Reason, duplicate_pairs
 from tacocat.protocol import MAX_BATCH
 
+from ._folders import match_folder
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
 from .queue import MatchQueue, stats_key
@@ -156,7 +156,7 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     if match.status is not MatchStatus.SCHEDULED:
         return MatchReport(match_id, "skipped", f"the match is {match.status.value}")
     ladder = arena.get_ladder(match.ladder)
-    with tempfile.TemporaryDirectory(prefix="tacocat-match-") as folder:
+    with match_folder() as folder:
         bots = [_unpack(arena, version, Path(folder) / side)
                 for version, side in ((match.a, "a"), (match.b, "b"))]
         with MatchPlayer(ctx.launcher, bots[0], bots[1], ladder.ruleset,
@@ -268,7 +268,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
     if version.status is not VersionStatus.PENDING:
         return SmokeReport(version_id, "skipped", f"already {version.status.value}")
     house = HOUSE_PREFIX + settings.smoke_opponent
-    with tempfile.TemporaryDirectory(prefix="tacocat-smoke-") as folder:
+    with match_folder("smoke") as folder:
         candidate = _unpack(arena, version_id, Path(folder) / "bot")
         empty = Path(folder) / "house"
         empty.mkdir(mode=0o755)

@@ -109,6 +109,7 @@ class Launcher:
         command = make(self.limits, bot.bot_dir, argv)
         if self.cpu is not None:
             command.preexec_fn = _pinned(command.preexec_fn, self.cpu)
+            command.pin(self.cpu)
         return command
 
 

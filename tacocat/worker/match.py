@@ -73,7 +73,10 @@ class _Side:
         self.command: SandboxedCommand = launcher.command(bot)
         self.host = HostProcess(bot.name, startup_timeout=startup_timeout,
                                 **self.command.host_process_kwargs())
-        self.seat = ProcessSeat(self.host, time_limit, on_decision=on_decision)
+        # Sandboxed bots have a cpuacct cgroup: their background CPU counts against them.
+        cpu_usage = self.command.cpu_seconds if self.command.tree else None
+        self.seat = ProcessSeat(self.host, time_limit, on_decision=on_decision,
+                                cpu_usage=cpu_usage)
 
     def close(self) -> None:
         # Kill rather than close politely: after the last game a bot has nothing left to do,

@@ -35,6 +35,7 @@ from rq.job import Job
 
 from tacocat.arena import as_unavailable
 
+from ._folders import sweep_if_due, sweep_match_folders
 from .jobs import JobContext, configure
 from .launch import Launcher, pin_to, set_parent_death_signal, worker_cpu
 from .metrics import current as current_metrics
@@ -62,6 +63,7 @@ class ArenaWorker(Worker):
         self._lease: str | None = None
 
     def execute_job(self, job: Job, queue: Queue) -> None:
+        sweep_if_due()  # match folders of horses killed since (they hold bots' sources)
         match = match_of_job(job.id) if job.func_name == MATCH_JOB else None
         self._lease = lease_key(self.settings.prefix, match) if match else None
         self._renew()
@@ -136,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                         format=f"%(asctime)s w{args.index} %(levelname)s %(message)s",
                         datefmt="%H:%M:%S")
     logging.getLogger("rq").setLevel(logging.WARNING)
+    sweep_match_folders()
     return work_until_stopped(args.url, settings, args.index)
 
 

@@ -108,7 +108,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ._command import SandboxedCommand
-from ._confine import _cgroup_base, _make_cgroup, _SlotLease
+from ._confine import _cgroup_base, _make_cgroup, _SlotLease, tree_bases
 from ._mounts import BOT_DIR, SANDBOX_TMP, _check_argv, _clean_env, _mount_args, _pythonpath
 from ._policy import SandboxPolicy
 from ._preexec import _make_preexec
@@ -165,12 +165,13 @@ def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
     argv = _check_argv(python_argv)
     cgroup: Path | None = None
     if _cgroup_base()[0] is not None:
-        cgroup = _make_cgroup(policy, 0)
+        cgroup, _ = _make_cgroup(policy, 0, tree=False)
     env = _clean_env(argv[0], _pythonpath())
     env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
     return SandboxedCommand(
         argv=argv, env=env, cwd=os.fspath(bot_dir),
-        preexec_fn=_make_preexec(policy, cgroup=cgroup, nproc=None, seccomp_fd=None),
+        preexec_fn=_make_preexec(policy, cgroups=(cgroup,) if cgroup else (), nproc=None,
+                                 seccomp_fd=None),
         pass_fds=(), sandboxed=False, cgroup=cgroup)
 
 
@@ -201,13 +202,15 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
 
     seccomp = os.memfd_create("tacocat-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     cgroup: Path | None = None
+    tree: tuple[Path, ...] = ()
     lease: _SlotLease | None = None
     try:
         os.write(seccomp, seccomp_program())
         fcntl.fcntl(seccomp, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
                     | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
-        if use_cgroup:
-            cgroup = _make_cgroup(policy, BWRAP_PROCESSES)
+        # The tree's memory, CPU and core bounds always; the pids one unless the process
+        # count is bounded by the uid's RLIMIT_NPROC alone.
+        cgroup, tree = _make_cgroup(policy, BWRAP_PROCESSES, pids=use_cgroup)
         if as_root:
             lease = _SlotLease(policy)
         env = _clean_env(argv[0], _pythonpath())
@@ -229,17 +232,18 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         args += argv
     except BaseException:
         os.close(seccomp)
-        if cgroup is not None:
-            cgroup.rmdir()
+        for made in (*tree, cgroup):
+            if made is not None:
+                made.rmdir()
         if lease is not None:
             lease.release()
         raise
     return SandboxedCommand(
         argv=args, env=env, cwd="/",
-        preexec_fn=_make_preexec(policy, cgroup=cgroup,
+        preexec_fn=_make_preexec(policy, cgroups=((cgroup,) if cgroup else ()) + tree,
                                  nproc=policy.max_processes if lease else None,
                                  seccomp_fd=seccomp),
-        pass_fds=(seccomp,), sandboxed=True, cgroup=cgroup,
+        pass_fds=(seccomp,), sandboxed=True, cgroup=cgroup, tree=tree,
         uid=lease.uid if lease else None, _lease=lease)
 
 
@@ -330,6 +334,8 @@ def sandbox_status() -> SandboxStatus:
                                          ("nproc", os.geteuid() == 0)) if on)
     except SandboxUnavailableError as exc:
         problems.append(str(exc))
+    if not tree_bases()[0]:
+        problems.append("no bound on a bot's whole process tree: " + tree_bases()[1])
     if not problems:
         problems += _probe(policy)
     identity = (f"uids {policy.uid_base}.. (one per bot slot)" if os.geteuid() == 0

@@ -16,6 +16,10 @@ from .queue import DEFAULT_JOB_TIMEOUT, DEFAULT_LEASE, MATCH_QUEUE, SMOKE_QUEUE
 from .sandbox import SandboxPolicy
 
 MIB: Final = 1024 * 1024
+TREE_HEADROOM_MB: Final = 256
+"""The bot tree's memory bound is one process's address space plus this (the interpreter's
+pages, bwrap, page cache): a lone process meets its own limit first, a clean MemoryError,
+while forked children share the one bound."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class WorkerSettings:
     def sandbox_policy(self) -> SandboxPolicy:
         return SandboxPolicy(
             cpu_seconds=self.bot_cpu_seconds, address_space=self.bot_memory_mb * MIB,
+            memory_bytes=(self.bot_memory_mb + TREE_HEADROOM_MB) * MIB,
             file_size=self.bot_file_mb * MIB, open_files=self.bot_open_files,
             max_processes=self.bot_processes,
         )

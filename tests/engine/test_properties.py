@@ -415,7 +415,10 @@ def check_round_shape(rules: Ruleset, rnd: Round) -> None:
     assert rnd.deck is not None and sorted(rnd.deck) == list(rules.cards)
     arrow = rules.arrows[rnd.space]
     if arrow != BOTH:
-        assert len(rnd.replace[1 - int(arrow)]) <= len(rnd.replace[int(arrow)])
+        first, second = rnd.replace[int(arrow)], rnd.replace[1 - int(arrow)]
+        assert second is None or (first is not None and len(second) <= len(first))
+    if rnd.cut is None:
+        assert rnd.replace[0] is not None and rnd.replace[1] is not None
     left = h
     for _ in rnd.duels:
         assert left > 1
@@ -455,6 +458,11 @@ def check_record_fully(record: GameRecord) -> None:
     assert 1 <= len(rounds) <= rules.max_rounds
     for rnd in rounds[:-1]:
         assert rnd.complete
+    if result.reason in (Reason.FORFEIT, Reason.ABORTED):
+        # The last round stops at the offence, and the result names its phase.
+        cut = rounds[-1].cut
+        assert cut is not None and cut.phase is result.phase
+        assert check_record(record.to_json()) == []
     for rnd in rounds:
         check_round_shape(rules, rnd)
     decisive = [r.winner for r in rounds if r.winner is not None]

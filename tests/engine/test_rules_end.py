@@ -14,6 +14,7 @@ import pytest
 from tacocat.engine import (
     HIGH_GOAL,
     LOW_GOAL,
+    Cut,
     Decision,
     Fault,
     GameRecord,
@@ -316,9 +317,11 @@ def test_forfeited_game_keeps_the_partial_round() -> None:
     assert partial.deck is not None and partial.deck[14] == 12
     record = GameRecord.of(state, ["a", "b"])
     data = json.loads(record.dumps())
-    assert data["rounds"][0]["showdown"] is None and data["rounds"][0]["winner"] is None
+    # A phase not reached is absent: no showdown, no winner.
+    assert "showdown" not in data["rounds"][0] and "winner" not in data["rounds"][0]
     assert data["result"]["reason"] == "forfeit" and data["result"]["winner"] == 0
     assert data["result"]["fault"] == "crash" and data["result"]["offender"] == 1
+    assert data["result"]["phase"] == "attack" and partial.cut == Cut(Decision.ATTACK)
     again = GameRecord.loads(record.dumps()).replay()
     assert again.outcome is not None and again.outcome.winner == 0
     assert again.rounds[0].duels == partial.duels
@@ -329,15 +332,24 @@ def test_forfeit_after_finished_rounds_keeps_them_and_the_new_partial_one() -> N
     state.forfeit(0, Fault.DISCONNECT)
     assert len(state.rounds) == 3
     assert [r.complete for r in state.rounds] == [True, True, False]
-    assert state.rounds[2].replace == ((), ()) and state.rounds[2].duels == ()
+    # Nobody replaced yet: "not yet" (None), never "kept every card" (an empty list).
+    assert state.rounds[2].replace == (None, None) and state.rounds[2].duels == ()
+    assert state.rounds[2].cut == Cut(Decision.REPLACE)
     assert state.outcome is not None and state.outcome.winner == 1
+    assert state.outcome.phase is Decision.REPLACE
+    data = json.loads(GameRecord.of(state, ["a", "b"]).dumps())
+    assert data["rounds"][2]["replace"] == [None, None] and "duels" not in data["rounds"][2]
 
 
-def test_forfeit_while_a_simultaneous_choice_is_pending_keeps_it_secret() -> None:
+def test_forfeit_while_a_simultaneous_choice_is_pending_records_the_choice_taken() -> None:
     state = start_hands((1, 2, 3, 4, 5, 9, 12), (5, 6, 7, 8, 9, 10, 11))
     state.apply(0, (1, 2))
     state.forfeit(1, Fault.TIMEOUT)
-    assert state.rounds[0].replace == ((), ())  # seat 0's discard was never revealed
+    # Seat 0 decided (secret until seat 1 would have); seat 1 never did.
+    assert state.rounds[0].replace == ((1, 2), None)
+    record = GameRecord.loads(GameRecord.of(state, ["a", "b"]).dumps())
+    assert record.rounds[0].replace == ((1, 2), None)
+    assert record.replay().outcome == state.outcome
 
 
 def test_forfeit_and_abort_after_the_end_change_nothing() -> None:
@@ -351,7 +363,8 @@ def test_forfeit_and_abort_after_the_end_change_nothing() -> None:
 def test_abort_has_no_winner_and_keeps_the_partial_round() -> None:
     state = mid_round()
     state.abort("server shutdown")
-    assert state.outcome == Outcome(None, Reason.ABORTED, "server shutdown")
+    assert state.outcome == Outcome(None, Reason.ABORTED, "server shutdown",
+                                    phase=Decision.ATTACK)
     assert len(state.rounds) == 1 and not state.rounds[0].complete
     with pytest.raises(IllegalActionError) as info:
         state.apply(0, (3,))

@@ -220,3 +220,29 @@ def test_host_usage_errors() -> None:
                           check=False, capture_output=True, text=True, timeout=30)
     assert done.returncode == 3
     assert "no house bot 'nobody'" in done.stderr
+
+
+def test_cpu_besides_decisions_counts_against_the_bot() -> None:
+    """``cpu_usage`` (the bot tree's CPU; here a stand-in clock a test can advance) beyond
+    its decisions' time and 1 ms per decision adds up; past one decision's limit the
+    frame's games forfeit on time and the process restarts with a clean slate."""
+    used = [0.0]
+
+    def cpu_usage() -> float:
+        used[0] += 0.03  # 30 ms of background work between any two readings
+        return used[0]
+
+    with HostProcess("house:greedy") as host:
+        seat = ProcessSeat(host, 0.1, cpu_usage=cpu_usage)
+        played = play_match((seat, InProcessSeat(GreedyBot)), duplicate_pairs(4, "cpu"),
+                            names=("spinner", "house:greedy"), batch=1)
+    results = [g.record.result for g in played.games]
+    assert results[0].fault is Fault.TIMEOUT, results[0]
+    assert "CPU besides its decisions, more than one decision's 0.1 s" in results[0].detail
+    assert played.sides[0].restarts >= 1 and host.starts >= 2
+    with HostProcess("house:greedy") as honest:  # no background work: never a forfeit
+        calm = ProcessSeat(honest, 0.1, cpu_usage=lambda: 1.0)
+        fine = play_match((calm, InProcessSeat(GreedyBot)), duplicate_pairs(4, "cpu"),
+                          names=("calm", "house:greedy"), batch=1)
+    assert all(g.record.result.reason is not Reason.FORFEIT for g in fine.games)
+    assert calm.background_cpu == 0.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 import redis as redis_py
 
 import tacocat.arena.users as users_module
-from tacocat.arena import Arena, RateLimit, RateLimits
+from tacocat.arena import Arena, RateLimit, RateLimits, Unauthenticated
 from tacocat.arena.users import MAX_TOKENS_PER_USER, issue_token
 from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.sdk import ArenaApiError, ArenaClient
@@ -230,3 +231,58 @@ def test_submissions_are_rate_limited_per_user(world: World) -> None:
     bob.submit_bytes("bot.py", bot_source("bob"), "tacobot")
     for n in range(5):
         admin.submit_bytes("bot.py", bot_source(f"admin {n}"), "house")
+
+
+# ------------------------------------------------------------------ malformed input
+
+
+def test_undecodable_bytes_answer_invalid_argument_without_a_traceback(
+        world: World, caplog: pytest.LogCaptureFixture) -> None:
+    methods = apb.DESCRIPTOR.services_by_name["Arena"].methods
+    before = world.state()
+    with caplog.at_level(logging.DEBUG), grpc.insecure_channel(world.address) as channel:
+        for method in methods:
+            raw = b"\xff\xff\xff\xff"  # a field number 0 of wire type 7: never a message
+            metadata = (("authorization", f"Bearer {world.admin_token}"),)
+            if method.server_streaming:
+                call: Callable[..., object] = channel.unary_stream(
+                    f"/{ARENA_SERVICE}/{method.name}")
+                with pytest.raises(grpc.RpcError) as caught:
+                    list(call(raw, metadata=metadata, timeout=10))  # type: ignore[call-overload]
+            else:
+                call = channel.unary_unary(f"/{ARENA_SERVICE}/{method.name}")
+                with pytest.raises(grpc.RpcError) as caught:
+                    call(raw, metadata=metadata, timeout=10)
+            error = caught.value
+            assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, (method.name, error)
+            assert f"not a valid {method.input_type.full_name} message" in (
+                error.details() or ""), (method.name, error.details())
+    logged = [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()
+              or "deserializ" in r.getMessage()]
+    assert not logged, [r.getMessage() for r in logged]
+    assert world.state() == before
+
+
+def test_a_token_is_matched_exactly_never_trimmed(world: World) -> None:
+    words = "leading or trailing whitespace; tokens are matched exactly"
+    for token in (world.tokens["alice"] + " ", " " + world.tokens["alice"]):
+        error = _raw_call(world.address, "WhoAmI", token)
+        assert error.code() is grpc.StatusCode.UNAUTHENTICATED, repr(token)
+        assert words in (error.details() or ""), (repr(token), error.details())
+    # gRPC refuses a newline in metadata before it leaves the client; the facade too.
+    with pytest.raises(Unauthenticated, match=words):
+        world.arena.authenticate(world.tokens["alice"] + "\n")
+    assert world.client("alice").whoami().name == "alice"
+
+
+@pytest.mark.parametrize(("settings", "words"), [
+    ({"games_per_pairing": 4_294_967_294, "games_per_match": 2}, "at most 100,000"),
+    ({"decision_seconds": 1e-9}, "from 0.01 to 60 seconds"),
+    ({"decision_seconds": 61.0}, "from 0.01 to 60 seconds"),
+])
+def test_ladder_settings_have_sane_bounds(world: World, settings: dict[str, float],
+                                          words: str) -> None:
+    before = world.state()
+    refused(lambda: world.client("admin").create_ladder("bounded", **settings),  # type: ignore[arg-type]
+            "INVALID_ARGUMENT", words)
+    assert world.state() == before

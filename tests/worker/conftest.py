@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tacocat.worker import sandbox
+from tacocat.worker._confine import tree_bases
 from tacocat.worker.sandbox import SandboxPolicy
 
 from .sandbox_helpers import POLICY, SECRET, Bots
@@ -55,6 +56,6 @@ def bots(tmp_path: Path) -> Bots:
 def no_leftover_cgroups() -> Iterator[None]:
     yield
     base = sandbox._cgroup_base()[0]
-    if base is not None:
-        mine = [p.name for p in base.iterdir() if p.name.startswith(f"{os.getpid()}-")]
-        assert not mine, f"cgroups left behind: {mine}"
+    for each in (base, *tree_bases()[0]) if base is not None else ():
+        mine = [p.name for p in each.iterdir() if p.name.startswith(f"{os.getpid()}-")]
+        assert not mine, f"cgroups left behind in {each}: {mine}"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
+from pathlib import Path
 
 import pytest
 import redis as redis_py
@@ -55,6 +57,10 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
                       and children_of(worker), 10, "the match's two bot processes")
     assert sum("tacocat.sdk.host" in cmdline(p) for p in family) >= 2
 
+    horse_folders = [f for f in Path(tempfile.gettempdir()).glob("tacocat-match-*-*")
+                     if f.name.split("-")[2].isdigit() and int(f.name.split("-")[2]) in family]
+    assert horse_folders, "the horse's match folder, named after it"
+
     os.kill(worker, signal.SIGKILL)
 
     wait_for(lambda: not any(alive(p) for p in family), 5,
@@ -65,6 +71,9 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
     assert arena.ladder_status("main").games_played == 24
     assert "re-enqueued 1 orphaned match in main" in tree.text
     assert "exited with SIGKILL; restarting" in tree.text
+    # The killed horse could not remove its folder (both bots' sources): the restarted
+    # worker swept it as it started.
+    assert not [f for f in horse_folders if f.exists()]
 
 
 def test_ctrl_c_stops_every_process_and_an_interrupted_match_is_rerun_later(

@@ -60,6 +60,7 @@ CORPUS: dict[str, tuple[Fault, str]] = {
     "env_secrets": (Fault.CRASH, "blocked: no secret"),
     "ptrace_parent": (Fault.CRASH, "blocked: ptrace"),
     "kill_others": (Fault.CRASH, "blocked: "),
+    "affinity_escape": (Fault.CRASH, "blocked: sched_setaffinity PermissionError"),
 }
 SLOT_UIDS = range(SandboxPolicy.uid_base, SandboxPolicy.uid_base + SandboxPolicy.uid_slots)
 

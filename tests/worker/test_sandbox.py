@@ -54,6 +54,8 @@ IDENTITY = """
         "hostname": socket.gethostname(), "pids": sorted(int(p) for p in os.listdir("/proc")
                                                         if p.isdigit()),
         "secret_in_proc": "hunter2" in environs, "root": sorted(os.listdir("/")),
+        "init_cmdline": [open(f"/proc/1/{p}cmdline", "rb").read().decode("latin-1")
+                         for p in ("", "task/1/")],
     }))
 """
 
@@ -75,6 +77,7 @@ def test_identity_privileges_and_environment(bots: Bots, policy: SandboxPolicy) 
                         "PYTHONNOUSERSITE", "PYTHONPATH", "PWD"}
     assert env["HOME"] == "/tmp"
     assert got["secret_in_proc"] is False
+    assert got["init_cmdline"] == ["init\0", "init\0"], "bwrap's command line shows"
     assert set(got["root"]) <= {
         "bin", "bot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp",
         "usr", *(p.split("/")[1] for p in (sys.prefix, sys.base_prefix, str(REPO)))}

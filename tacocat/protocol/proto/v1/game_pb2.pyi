@@ -761,6 +761,7 @@ class Outcome(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     FAULT_FIELD_NUMBER: _builtins.int
     OFFENDER_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
     winner: _builtins.int
     """unset for a draw or an aborted game"""
     reason: Global___Reason.ValueType
@@ -768,6 +769,8 @@ class Outcome(_message.Message):
     fault: Global___Fault.ValueType
     """forfeits only"""
     offender: _builtins.int
+    phase: Global___Decision.ValueType
+    """forfeits and aborts: the decision the game waited for"""
     def __init__(
         self,
         *,
@@ -776,10 +779,11 @@ class Outcome(_message.Message):
         detail: _builtins.str = ...,
         fault: Global___Fault.ValueType = ...,
         offender: _builtins.int | None = ...,
+        phase: Global___Decision.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_offender", b"_offender", "_winner", b"_winner", "offender", b"offender", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_offender", b"_offender", "_winner", b"_winner", "detail", b"detail", "fault", b"fault", "offender", b"offender", "reason", b"reason", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_offender", b"_offender", "_winner", b"_winner", "detail", b"detail", "fault", b"fault", "offender", b"offender", "phase", b"phase", "reason", b"reason", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__offender: _TypeAlias = _typing.Literal["offender"]  # noqa: Y015
     _WhichOneofArgType__offender: _TypeAlias = _typing.Literal["_offender", b"_offender"]  # noqa: Y015
