@@ -97,8 +97,8 @@ def check_game(record: GameRecord, make_bot: Callable[[], Bot], seats: Sequence[
     result = record.result
     if result.offender in drivers and all(d.recorded is not None for d in check.differences):
         check.note = (f"seat {result.offender} forfeited ({result.detail}) at a decision the "
-                      "record cannot rebuild: the opponent's attack it was answering is not "
-                      "recorded")
+                      "record cannot rebuild (a record written before cut rounds were kept "
+                      "lacks the attack it was answering)")
     return check
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from tacocat.engine import duplicate_pairs, read_jsonl
+from tacocat.engine import Decision, duplicate_pairs, read_jsonl
 from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot
 from tacocat.referee import play_in_process
 from tacocat.sdk.replay_check import check_game, describe
@@ -56,11 +56,15 @@ def test_a_crash_that_forfeited_the_game_is_reproduced() -> None:
     assert check_game(record, GreedyBot, [0]).differences[-1].problem == "legal now"
 
 
-def test_a_forfeit_in_defence_cannot_be_re_asked_and_says_why() -> None:
+def test_a_forfeit_in_defence_is_re_asked_with_the_attack_it_was_answering() -> None:
+    # The record's cut round keeps the attack the forfeiting seat was asked to answer.
     played = play_in_process(CrashesInDefence, GreedyBot, duplicate_pairs(1, "c"))
     check = check_game(played.games[0].record, CrashesInDefence, [0])
-    assert check.matched and "the opponent's attack it was answering is not recorded" \
-        in check.note
+    last = check.differences[-1]
+    assert last.recorded is None and last.observation.decision is Decision.DEFEND
+    assert last.observation.attack
+    assert last.problem.startswith("raised: RuntimeError: no defence today")
+    assert not check.note
 
 
 def test_replay_check_finds_the_bots_seat_by_its_name() -> None:

@@ -141,6 +141,9 @@ def test_crosstable_has_every_pair_from_both_sides(ladder: Ladder, redis_url: st
         assert len(data["pairs"]) == 6
         page = await get_html(client, "/ladders/main")
         assert page.count('class="cell sc') == 12
+        for row in ladder.arena.leaderboard("main").standings:  # names link to bot pages
+            owner, name = row.version.rpartition("@")[0].split("/")
+            assert f'href="/bots/{owner}/{name}"' in page
 
     run(ladder, redis_url, check)
 

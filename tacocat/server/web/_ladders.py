@@ -29,6 +29,7 @@ from ._layout import (
     Page,
     Static,
     bot_link,
+    bot_url,
     breadcrumbs,
     fmt_int,
     fmt_pct,
@@ -241,7 +242,9 @@ def standings_fragment(snap: LadderSnapshot) -> str:
         body.append(tag(
             "tr",
             tag("td", "–" if rank is None else rank, class_="rank"),
-            tag("th", tag("span", name, class_="bot-name"),
+            tag("th", tag("a", tag("span", name, class_="bot-name"), class_="bot-link",
+                          href=bot_url(owner, name)) if owner else tag("span", name,
+                                                                        class_="bot-name"),
                 tag("span", f"@{number}", class_="ver-inline") if number else "",
                 tag("span", "retired", class_="badge retired") if not row.active else "",
                 scope="row", class_="bot"),

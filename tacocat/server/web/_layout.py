@@ -93,13 +93,17 @@ def version_label(version: str) -> Html:
                class_="vid", title=version)
 
 
+def bot_url(owner: str, name: str) -> str:
+    """The bot's page."""
+    return f"/bots/{quote(owner, safe='')}/{quote(name, safe='')}"
+
+
 def bot_link(version: str) -> Html:
     """:func:`version_label` linking to the bot's page."""
     owner, name, _ = split_version(version)
     if not owner:
         return version_label(version)
-    return tag("a", version_label(version), class_="bot-link",
-               href=f"/bots/{quote(owner, safe='')}/{quote(name, safe='')}")
+    return tag("a", version_label(version), class_="bot-link", href=bot_url(owner, name))
 
 
 def ladder_url(name: str) -> str:
