@@ -7,6 +7,7 @@ the signal; afterwards no process of its tree may be alive.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -91,7 +92,10 @@ def test_a_signal_mid_run_leaves_no_process_behind(name: str, sig: int, tmp_path
             process.kill()
             process.wait()
         reader.join(5)
-    time.sleep(0.2)
-    left = {pid for pid in tree if alive(pid)}
+        time.sleep(0.2)
+        left = {pid for pid in tree if alive(pid)}
+        for pid in left:  # a failed run must not leave its tree running either
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     assert not left, f"left behind: {_cmdlines(left)}\n{''.join(lines)}"
     assert process.returncode in (0, 130), "".join(lines)
