@@ -15,140 +15,31 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeGuard
+from typing import Any, NoReturn
+
+try:
+    from tests.independent_rules import (
+        N_SPACES,
+        Ruleset,
+        cards_of,
+        check_ruleset,
+        is_int,
+        is_rank_list,
+    )
+except ImportError:  # run as a script: python tests/independent_checker.py
+    from independent_rules import (  # type: ignore[no-redef]
+        N_SPACES,
+        Ruleset,
+        cards_of,
+        check_ruleset,
+        is_int,
+        is_rank_list,
+    )
 
 FORMAT = "tacocat-replay/1"
-N_SPACES = 7
-RANKS = range(1, 13)
-BOTH = "both"
-TIE_RULES = ("no_move", "arrow")
 REASONS = ("goal", "round_limit", "forfeit", "aborted")
-STANDARD: dict[str, Any] = {
-    "deck": {str(rank): 4 if rank in (6, 7) else 3 for rank in RANKS},
-    "hand_sizes": [4, 6, 9, 7, 9, 6, 4],
-    "arrows": [1, 1, 1, BOTH, 0, 0, 0],
-    "start_space": 3,
-    "tie_rule": "no_move",
-    "max_rounds": 50,
-}
 # The parts of a round record in the order they happen; a truncated round stops at one of them.
 STAGES = ("space", "deck", "replace", "duels", "tricks", "showdown", "winner")
-
-
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_rank_list(value: object) -> TypeGuard[list[int]]:
-    return isinstance(value, list) and all(_is_int(card) for card in value)
-
-
-def _cards(hand: Counter[int]) -> list[int]:
-    return sorted(hand.elements())
-
-
-@dataclass(frozen=True)
-class Ruleset:
-    """A validated ruleset (RULES.md §7)."""
-
-    deck: Counter[int]
-    hand_sizes: tuple[int, ...]
-    arrows: tuple[int | str, ...]
-    start_space: int
-    tie_rule: str
-    max_rounds: int
-
-    def arrow_seat(self, space: int) -> int | None:
-        """The seat a single arrow points at, or None on a two-arrow space."""
-        arrow = self.arrows[space]
-        return None if arrow == BOTH else int(arrow)
-
-
-def _parse_rank(key: object) -> int | None:
-    if _is_int(key):
-        return key
-    if isinstance(key, str) and key.isdecimal() and str(int(key)) == key:
-        return int(key)
-    return None
-
-
-def check_ruleset(raw: object) -> tuple[Ruleset | None, list[str]]:
-    """Validate a ruleset block; return it parsed (None if invalid) and its problems."""
-    if not isinstance(raw, dict):
-        return None, [f"ruleset: missing or not an object: {raw!r}"]
-    problems: list[str] = []
-
-    def bad(name: str, message: str) -> None:
-        problems.append(f"ruleset.{name}: {message}")
-
-    deck: Counter[int] = Counter()
-    raw_deck = raw.get("deck")
-    if not isinstance(raw_deck, dict) or not raw_deck:
-        bad("deck", f"must be a non-empty object rank -> count, got {raw_deck!r}")
-    else:
-        for key, count in raw_deck.items():
-            rank = _parse_rank(key)
-            if rank is None or rank not in RANKS:
-                bad("deck", f"unknown rank {key!r} (ranks are 1..12)")
-            elif not _is_int(count) or count < 1:
-                bad("deck", f"count of rank {key!r} must be a positive integer, got {count!r}")
-            elif rank in deck:
-                bad("deck", f"rank {rank} is listed twice")
-            else:
-                deck[rank] = count
-    hands = raw.get("hand_sizes")
-    if not (
-        isinstance(hands, list)
-        and len(hands) == N_SPACES
-        and all(_is_int(h) and h >= 1 for h in hands)
-    ):
-        bad("hand_sizes", f"must be {N_SPACES} positive integers, got {hands!r}")
-        hands = None
-    arrows = raw.get("arrows")
-    if not (
-        isinstance(arrows, list)
-        and len(arrows) == N_SPACES
-        and all(a == BOTH or (_is_int(a) and a in (0, 1)) for a in arrows)
-    ):
-        bad("arrows", f"must be {N_SPACES} entries, each 0, 1 or {BOTH!r}, got {arrows!r}")
-        arrows = None
-    start = raw.get("start_space")
-    if not (_is_int(start) and 0 <= start < N_SPACES):
-        bad("start_space", f"must be a space index 0..{N_SPACES - 1}, got {start!r}")
-    elif arrows is not None and arrows[start] != BOTH:
-        bad("start_space", f"space {start} has a single arrow; the first round needs two")
-    tie_rule = raw.get("tie_rule")
-    if tie_rule not in TIE_RULES:
-        bad("tie_rule", f"must be one of {TIE_RULES}, got {tie_rule!r}")
-    max_rounds = raw.get("max_rounds")
-    if not (_is_int(max_rounds) and max_rounds >= 1):
-        bad("max_rounds", f"must be a positive integer, got {max_rounds!r}")
-    if deck and hands is not None:
-        total = deck.total()
-        for space, h in enumerate(hands):
-            if total - 2 * h < 2 * h:
-                bad(
-                    "hand_sizes",
-                    f"hand size {h} on space {space} could run the draw pile out "
-                    f"(deck of {total} cards, needs at least {4 * h})",
-                )
-    name = raw.get("name")
-    if name is not None and not isinstance(name, str):
-        bad("name", f"must be a string, got {name!r}")
-    if name == "standard":
-        for key, value in STANDARD.items():
-            same = (
-                Counter({int(r): c for r, c in value.items()}) == deck
-                if key == "deck"
-                else raw.get(key) == value
-            )
-            if not same:
-                bad(key, f"the 'standard' ruleset has {value!r}, got {raw.get(key)!r}")
-    if problems or hands is None or arrows is None or not _is_int(start):
-        return None, problems
-    if not _is_int(max_rounds):
-        return None, problems
-    return Ruleset(deck, tuple(hands), tuple(arrows), start, str(tie_rule), max_rounds), []
 
 
 class _StopError(Exception):
@@ -206,7 +97,7 @@ class _RoundChecker:
         return value
 
     def ranks(self, value: object, what: str, trick: int | None = None) -> list[int]:
-        if not _is_rank_list(value):
+        if not is_rank_list(value):
             self.fail(f"{what} must be a list of ranks, got {value!r}", trick)
         return list(value)
 
@@ -218,8 +109,8 @@ class _RoundChecker:
         absent = Counter(cards) - self.hands[seat]
         if absent:
             self.fail(
-                f"{what} {cards} uses {_cards(absent)}, not in seat {seat}'s hand "
-                f"{_cards(self.hands[seat])}",
+                f"{what} {cards} uses {cards_of(absent)}, not in seat {seat}'s hand "
+                f"{cards_of(self.hands[seat])}",
                 trick,
             )
         self.hands[seat] -= Counter(cards)
@@ -234,15 +125,15 @@ class _RoundChecker:
 
     def _run(self) -> int | None:
         space = self.get("space")
-        if space != self.space or not _is_int(space):
-            note = " (a covered space)" if _is_int(space) and space in self.covered else ""
+        if space != self.space or not is_int(space):
+            note = " (a covered space)" if is_int(space) and space in self.covered else ""
             self.fail(f"space is {space!r}{note}, but Tacocat should be on space {self.space}")
         deck = self.get("deck")
-        if not _is_rank_list(deck) or Counter(deck) != self.rules.deck:
-            got = Counter(deck) if _is_rank_list(deck) else Counter()
+        if not is_rank_list(deck) or Counter(deck) != self.rules.deck:
+            got = Counter(deck) if is_rank_list(deck) else Counter()
             self.fail(
                 f"deck is not a permutation of the ruleset deck: extra "
-                f"{_cards(got - self.rules.deck)}, missing {_cards(self.rules.deck - got)}"
+                f"{cards_of(got - self.rules.deck)}, missing {cards_of(self.rules.deck - got)}"
             )
         h = self.rules.hand_sizes[space]
         self.hands = [Counter(deck[0 : 2 * h : 2]), Counter(deck[1 : 2 * h : 2])]
@@ -305,7 +196,7 @@ class _RoundChecker:
                         self.take(seat, self.ranks(pair[seat : seat + 1], f"duel {done}"),
                                   f"duel {done} seat {seat} card")
                 self.truncate("duels", "duel", tuple(s for s in (0, 1) if pair[s] is None))
-            if not (_is_rank_list(pair) and len(pair) == 2):
+            if not (is_rank_list(pair) and len(pair) == 2):
                 self.fail(f"duel {done} must be [seat 0 card, seat 1 card], got {pair!r}")
             self.take(0, pair[:1], f"duel {done} seat 0 card")
             self.take(1, pair[1:], f"duel {done} seat 1 card")
@@ -344,7 +235,7 @@ class _RoundChecker:
         if not isinstance(trick, dict):
             self.fail(f"trick must be an object, got {trick!r}", t)
         seat = trick.get("attacker")
-        if seat != expected or not _is_int(seat):
+        if seat != expected or not is_int(seat):
             self.fail(f"attacker is {seat!r}, but seat {expected} should attack", t)
         attack = self.ranks(trick.get("attack"), "attack", t)
         n = self.size()
@@ -368,7 +259,7 @@ class _RoundChecker:
                 f"{len(attack)}-card attack {attack}",
                 t,
             )
-        hand = _cards(self.hands[defender])
+        hand = cards_of(self.hands[defender])
         self.take(defender, response, "response", t)
         sacrificed = sorted(r for a, r in zip(attack, response, strict=True) if r < a)
         if sacrificed != hand[: len(sacrificed)]:
@@ -381,8 +272,8 @@ class _RoundChecker:
         return expected if sacrificed else defender
 
     def showdown(self, value: object) -> int | None:
-        final = [_cards(self.hands[0])[0], _cards(self.hands[1])[0]]
-        if value != final or not _is_rank_list(value):
+        final = [cards_of(self.hands[0])[0], cards_of(self.hands[1])[0]]
+        if value != final or not is_rank_list(value):
             self.fail(f"showdown is {value!r}, but the seats' last cards are {final}")
         expected = 0 if final[0] < final[1] else 1 if final[0] > final[1] else None
         if expected is None and self.rules.tie_rule == "arrow":
@@ -394,7 +285,7 @@ class _RoundChecker:
         winner = self.rnd["winner"]
         if winner is None and expected is not None and self.may_truncate:
             raise _TruncatedError
-        if winner != expected or (winner is not None and not _is_int(winner)):
+        if winner != expected or (winner is not None and not is_int(winner)):
             self.fail(
                 f"winner is {winner!r}, but showdown {final} (tie_rule "
                 f"{self.rules.tie_rule!r}, space {self.space}) gives {expected!r}"
@@ -480,7 +371,7 @@ def _check_result_shape(result: object, problems: list[str]) -> tuple[str, int |
     if reason not in REASONS:
         problems.append(f"result: reason must be one of {REASONS}, got {reason!r}")
         return None
-    if "winner" not in result or not (winner is None or (_is_int(winner) and winner in (0, 1))):
+    if "winner" not in result or not (winner is None or (is_int(winner) and winner in (0, 1))):
         problems.append(f"result: winner must be 0, 1 or null, got {winner!r}")
         return None
     if not isinstance(detail, str):
@@ -566,7 +457,7 @@ def _check_offence(
 ) -> None:
     """A forfeit's offender, phase and fault agree with where the record stops."""
     offender, phase, fault = result.get("offender"), result.get("phase"), result.get("fault")
-    if offender is not None and (not _is_int(offender) or offender not in (0, 1)):
+    if offender is not None and (not is_int(offender) or offender not in (0, 1)):
         problems.append(f"result: offender must be seat 0 or 1, got {offender!r}")
         return
     if offender is not None and winner is not None and offender == winner:

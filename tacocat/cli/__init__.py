@@ -7,7 +7,7 @@ import signal
 import sys
 from types import FrameType
 
-from . import _arena_cmds, _bench, _newbot, _play, _replay, _serve, _up, _worker
+from . import _account_cmds, _arena_cmds, _bench, _newbot, _play, _replay, _serve, _up, _worker
 
 DESCRIPTION = """\
 Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     _worker.add_parser(sub)
     _newbot.add_parser(sub)
     _arena_cmds.add_parsers(sub)
+    _account_cmds.add_parsers(sub)
     return parser
 
 

@@ -1,5 +1,7 @@
-"""The arena commands: ``tacocat submit``, ``bot``, ``ladder``, ``leaderboard``, ``match``,
-``token`` and ``user``. Each is a thin wrapper over :class:`tacocat.sdk.ArenaClient`.
+"""The arena commands: ``tacocat submit``, ``bot``, ``ladder``, ``leaderboard`` and ``match``
+(``token`` and ``user`` are in :mod:`._account_cmds`), and the connection flags and error
+handling they all share (:func:`command`). Each is a thin wrapper over
+:class:`tacocat.sdk.ArenaClient`.
 
 Every command takes ``--server ADDRESS`` (default ``$TACOCAT_ADDRESS`` or localhost:50051) and
 ``--token TOKEN`` (default ``$TACOCAT_TOKEN``, then ``$TACOCAT_TOKEN_FILE``, then, for a
@@ -87,7 +89,7 @@ def client_tls(args: argparse.Namespace) -> Tls | None:
                server_name=server_name)
 
 
-def _command(sub: Sub, name: str, help_text: str, description: str,
+def command(sub: Sub, name: str, help_text: str, description: str,
              run: Callable[[argparse.Namespace, ArenaClient], int]) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help=help_text, description=description + "\n" + _TOKEN_HELP,
                        formatter_class=argparse.RawTextHelpFormatter)
@@ -125,15 +127,13 @@ def add_parsers(sub: Sub) -> None:
     _add_ladder(sub)
     _add_leaderboard(sub)
     _add_match(sub)
-    _add_token(sub)
-    _add_user(sub)
 
 
 # ------------------------------------------------------------------------------- submit
 
 
 def _add_submit(sub: Sub) -> None:
-    p = _command(sub, "submit", "submit a bot (.py or .zip) to an arena", """\
+    p = command(sub, "submit", "submit a bot (.py or .zip) to an arena", """\
 Upload a bot as the next version of one of your bots: a single .py file, or a .zip with
 bot.py at its root (at most 1 MiB). The bot is named after the file unless --name says
 otherwise (created on its first submission). The new version is pending until a smoke game
@@ -188,7 +188,7 @@ def _add_bot(sub: Sub) -> None:
                                    "  tacocat bot versions alice/tacobot\n",
                        formatter_class=argparse.RawTextHelpFormatter)
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    lst = _command(actions, "list", "list bots", """\
+    lst = command(actions, "list", "list bots", """\
 List the arena's bots (or one owner's) with their version counts and the version that
 plays now.
 
@@ -196,7 +196,7 @@ example:
   tacocat bot list --owner alice
 """, _bot_list)
     lst.add_argument("--owner", help="only this user's bots")
-    versions = _command(actions, "versions", "list a bot's versions", """\
+    versions = command(actions, "versions", "list a bot's versions", """\
 List a bot's versions, oldest first, with their status (pending, active, rejected and why).
 
 example:
@@ -212,7 +212,7 @@ def _bot_list(args: argparse.Namespace, client: ArenaClient) -> int:
         return 0
     print(table(["bot", "owner", "versions", "plays", "created"],
                 [[b.name, b.owner, b.versions, f"@{b.current}" if b.current else "-",
-                  _when(b.created_at)] for b in bots], align="llrll"))
+                  when(b.created_at)] for b in bots], align="llrll"))
     return 0
 
 
@@ -220,7 +220,7 @@ def _bot_versions(args: argparse.Namespace, client: ArenaClient) -> int:
     versions = client.list_versions(args.bot)
     print(table(["version", "status", "kind", "bytes", "sha256", "submitted", "reason"],
                 [[v.id, v.status.value, v.kind, f"{v.size:,}", v.sha256[:12],
-                  _when(v.created_at), v.reason] for v in versions], align="lllrlll"))
+                  when(v.created_at), v.reason] for v in versions], align="lllrlll"))
     return 0
 
 
@@ -235,7 +235,7 @@ def _add_ladder(sub: Sub) -> None:
                                    "tacobot\n  tacocat ladder status main\n",
                        formatter_class=argparse.RawTextHelpFormatter)
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    create = _command(actions, "create", "create a ladder (admins)", """\
+    create = command(actions, "create", "create a ladder (admins)", """\
 Create a ladder (admins only). Every pairing of its bots plays --games-per-pairing games,
 in matches of --games-per-match games (even: duplicate pairs, seats swapped), with
 --decision-seconds per decision. The house bots join it as baseline opponents (they play
@@ -263,7 +263,7 @@ examples:
                         help="no house bots: by default the house bots (random, greedy, "
                              "strong; bots of the user `house`) join as baseline opponents, "
                              "so a first bot has someone to play and gets a rating")
-    join = _command(actions, "join", "enter a bot in a ladder", """\
+    join = command(actions, "join", "enter a bot in a ladder", """\
 Enter a bot in a ladder (its owner, or an admin). Its newest active version plays; a newer
 version replaces it once active.
 
@@ -272,7 +272,7 @@ example:
 """, _ladder_join)
     join.add_argument("ladder", metavar="LADDER")
     join.add_argument("bot", metavar="BOT", help="your bot's name, or owner/name")
-    status = _command(actions, "status", "how far a ladder got", """\
+    status = command(actions, "status", "how far a ladder got", """\
 Show a ladder's settings and progress: rounds, matches scheduled/recorded/pending, games.
 
 example:
@@ -280,7 +280,7 @@ example:
 """, _ladder_status)
     status.add_argument("ladder", metavar="LADDER")
     status.add_argument("--json", action="store_true", help="print JSON instead")
-    _command(actions, "list", "list the ladders", """\
+    command(actions, "list", "list the ladders", """\
 List the arena's ladders and their settings.
 
 example:
@@ -345,7 +345,7 @@ def _ladder_status(args: argparse.Namespace, client: ArenaClient) -> int:
     print(f"ladder {ladder.name}: {ladder.games_per_pairing} games per pairing, matches of "
           f"{ladder.games_per_match}, {ladder.decision_seconds:g} s per decision, "
           f"{_batch(ladder.batch)}, rules "
-          f"{ladder.ruleset.name!r}, created by {ladder.created_by} {_when(ladder.created_at)}")
+          f"{ladder.ruleset.name!r}, created by {ladder.created_by} {when(ladder.created_at)}")
     print(status_line(status))
     return 0
 
@@ -384,7 +384,7 @@ LEADERBOARD_KEY = ("ranked by rating: the maximum-likelihood fit of all rated ga
 
 
 def _add_leaderboard(sub: Sub) -> None:
-    p = _command(sub, "leaderboard", "a ladder's standings", """\
+    p = command(sub, "leaderboard", "a ladder's standings", """\
 Show a ladder's standings: rank, bot, version, owner, rating ± its 95% interval, live Elo,
 rated games, wins/ties/losses and forfeits by reason.
 
@@ -474,7 +474,7 @@ def leaderboard_text(board: Leaderboard, *, pairs: bool = False, retired: bool =
 
 
 def _add_match(sub: Sub) -> None:
-    p = _command(sub, "match", "a match's result and replays", """\
+    p = command(sub, "match", "a match's result and replays", """\
 Show a recorded match (per-game results, totals, forfeits) or a ladder's recent matches,
 and save a match's replays: a .jsonl file of RULES.md §8 records, one game per line (or the
 stored .jsonl.gz as it is, when FILE ends in .gz).
@@ -549,122 +549,8 @@ def match_text(match: Match) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------------------- tokens, users
-
-
-def _add_token(sub: Sub) -> None:
-    p = sub.add_parser("token", help="create and list tokens",
-                       description="API tokens (tct_...): send one with --token or "
-                                   "TACOCAT_TOKEN.\n\nexamples:\n  tacocat token create --user"
-                                   " alice --label laptop\n  tacocat token list\n",
-                       formatter_class=argparse.RawTextHelpFormatter)
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    create = _command(actions, "create", "create a token", """\
-Create a token for yourself, or (admins) for another user. The token is printed once, alone
-on stdout (so `export TACOCAT_TOKEN=$(tacocat token create)` works); it is stored hashed
-and cannot be shown again.
-
-examples:
-  tacocat token create --user alice --label laptop
-  export TACOCAT_TOKEN=$(tacocat token create --label ci)
-""", _token_create)
-    create.add_argument("--user", help="whose token (default: yours; others' need an admin)")
-    create.add_argument("--label", default="", help="a note to tell tokens apart")
-    lst = _command(actions, "list", "list tokens (never their plaintext)", """\
-List your tokens (admins: --user anyone's) by id, label and creation time.
-
-example:
-  tacocat token list
-""", _token_list)
-    lst.add_argument("--user", help="whose tokens (default: yours)")
-    revoke = _command(actions, "revoke", "revoke a token", """\
-Revoke a token by its id (from `tacocat token list`).
-
-example:
-  tacocat token revoke 3f9a0c1e5b7d2468
-""", _token_revoke)
-    revoke.add_argument("id", metavar="TOKEN_ID")
-    revoke.add_argument("--user", help="whose token (default: yours)")
-
-
-def _token_create(args: argparse.Namespace, client: ArenaClient) -> int:
-    made = client.create_token(args.user, label=args.label)
-    print(f"token for {made.info.user} (id {made.info.id}); shown once, keep it secret:",
-          file=sys.stderr)
-    print(made.token)
-    return 0
-
-
-def _token_list(args: argparse.Namespace, client: ArenaClient) -> int:
-    tokens = client.list_tokens(args.user)
-    print(table(["id", "user", "label", "created"],
-                [[t.id, t.user, t.label, _when(t.created_at)] for t in tokens], align="llll"))
-    return 0
-
-
-def _token_revoke(args: argparse.Namespace, client: ArenaClient) -> int:
-    client.revoke_token(args.id, args.user)
-    print(f"revoked token {args.id}")
-    return 0
-
-
-def _add_user(sub: Sub) -> None:
-    p = sub.add_parser("user", help="create users (admins), register, show who you are",
-                       description="Users own bots and tokens.\n\nexamples:\n  tacocat user "
-                                   "create alice\n  tacocat user register bob   # open "
-                                   "arenas\n  tacocat user whoami\n",
-                       formatter_class=argparse.RawTextHelpFormatter)
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    create = _command(actions, "create", "create a user (admins)", """\
-Create a user (admins only), then give them a token with `tacocat token create --user NAME`.
-
-examples:
-  tacocat user create alice
-  tacocat user create bob --admin
-""", _user_create)
-    create.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
-    create.add_argument("--admin", action="store_true", help="may create users and ladders")
-    register = _command(actions, "register", "make yourself a user (open arenas)", """\
-Make yourself a user and its first token, without an admin, on an arena whose server runs
-with --open-registration (a few registrations per IP per hour). The token is printed once,
-alone on stdout, so this works:
-
-example:
-  export TACOCAT_TOKEN=$(tacocat user register alice --server arena.example.org:50051)
-""", _user_register)
-    register.add_argument("name", metavar="NAME", help="1-40 of [a-z0-9_-]")
-    register.add_argument("--label", default="", help="a note for the token (default none)")
-    _command(actions, "whoami", "the user your token belongs to", """\
-Show the user your token belongs to.
-
-example:
-  TACOCAT_TOKEN=tct_... tacocat user whoami
-""", _user_whoami)
-
-
-def _user_create(args: argparse.Namespace, client: ArenaClient) -> int:
-    user = client.create_user(args.name, admin=args.admin)
-    print(f"created {'admin ' if user.admin else ''}user {user.name}; give them a token: "
-          f"tacocat token create --user {user.name}")
-    return 0
-
-
-def _user_register(args: argparse.Namespace, client: ArenaClient) -> int:
-    made = client.register(args.name, label=args.label)
-    print(f"registered user {made.info.user}; its token (id {made.info.id}), shown once, "
-          "keep it secret:", file=sys.stderr)
-    print(made.token)
-    return 0
-
-
-def _user_whoami(args: argparse.Namespace, client: ArenaClient) -> int:
-    user = client.whoami()
-    print(f"{user.name}{' (admin)' if user.admin else ''}, token from {client.token_source}")
-    return 0
-
-
 # ------------------------------------------------------------------------------- helpers
 
 
-def _when(timestamp: float) -> str:
+def when(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
