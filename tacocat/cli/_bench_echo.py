@@ -15,39 +15,55 @@ import time
 from collections.abc import Sequence
 from statistics import mean
 
-from tacocat.engine import STANDARD, BotDriver, Table, duplicate_pairs
+from tacocat.engine import Observation, Outcome, Round, Ruleset, duplicate_pairs
 from tacocat.engine.bots import GreedyBot
 from tacocat.protocol.proto.v1 import game_pb2 as pb
-from tacocat.referee import SeatFeed
+from tacocat.referee import Failure, InProcessSeat, SeatFeed, play_match
 
 SERVICE = "tacocat.bench.Echo"
 METHOD = f"/{SERVICE}/PingPong"
 
 
+class _MeasuredSeat(InProcessSeat):
+    """A greedy bot in this process that also encodes, as a bot process would be sent, each
+    request it is asked and the action it answers: what the protocol's messages weigh."""
+
+    __slots__ = ("actions", "feed", "requests")
+
+    def __init__(self) -> None:
+        super().__init__(GreedyBot)
+        self.feed = SeatFeed(2.0)
+        self.requests: list[int] = []
+        self.actions: list[int] = []
+
+    def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
+        self.feed.game_start(pb.ServerMessage(), game, games, seat, rules, opponent)
+        super().start(game, games, seat, rules, opponent)
+
+    def ask(self, game: int, obs: Observation) -> None:
+        msg = pb.ServerMessage()
+        request_id = self.feed.request(msg, game, obs)
+        self.feed.abandon(request_id)
+        self.requests.append(msg.ByteSize())
+        super().ask(game, obs)
+        answer = self._answers[-1]
+        reply = pb.ClientMessage()
+        reply.action.request_id, reply.action.think_us = request_id, 150
+        if not isinstance(answer, Failure):
+            reply.action.cards.extend(answer)
+        self.actions.append(reply.ByteSize())
+
+    def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
+        self.feed.result(pb.ServerMessage(), game, outcome, rounds)
+        super().end(game, outcome, rounds)
+
+
 def message_sizes(games: int = 20) -> tuple[int, int]:
     """Mean bytes of a decision request and of an action, from real games."""
-    requests: list[int] = []
-    actions: list[int] = []
-    for plan in duplicate_pairs(games, "sizes"):
-        table = Table(STANDARD, plan.seed, ("a", "b"))
-        feeds = (SeatFeed(2.0), SeatFeed(2.0))
-        drivers = (BotDriver(GreedyBot()), BotDriver(GreedyBot()))
-        for seat in (0, 1):
-            feeds[seat].game_start(pb.ServerMessage(), 0, 1, seat, STANDARD, "x")
-            drivers[seat].start(seat, STANDARD, "x")
-        while not table.is_over:
-            for obs in table.requests():
-                msg = pb.ServerMessage()
-                request_id = feeds[obs.seat].request(msg, 0, obs)
-                requests.append(msg.ByteSize())
-                answer = drivers[obs.seat].decide(obs)
-                reply = pb.ClientMessage()
-                reply.action.request_id, reply.action.think_us = request_id, 150
-                reply.action.cards.extend(answer)
-                actions.append(reply.ByteSize())
-                table.answer(obs.seat, answer)
-                if table.is_over:
-                    break
+    seats = (_MeasuredSeat(), _MeasuredSeat())
+    play_match(seats, duplicate_pairs(games, "sizes"), names=("a", "b"))
+    requests = [size for seat in seats for size in seat.requests]
+    actions = [size for seat in seats for size in seat.actions]
     return round(mean(requests)), round(mean(actions))
 
 
