@@ -21,7 +21,7 @@ from tacocat.protocol import (
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ConnectionLostError, MatchEndedError, ProtocolError, RefereeError, SdkError
-from ._local import name_of
+from ._loader import name_of
 from ._session import BotSession, GameResult
 from ._tls import TlsOption, connect_hint, resolve_tls
 

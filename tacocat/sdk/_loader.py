@@ -85,3 +85,9 @@ def _bot_class(path: Path, class_name: str | None) -> type[Bot]:
             f"name one with {path}:ClassName"
         )
     return found[0]
+
+
+def name_of(bot: Bot | Callable[[], Bot]) -> str:
+    """A bot's ``name`` (a class attribute, so a bot class has it too)."""
+    name = getattr(bot, "name", None)
+    return name if isinstance(name, str) else "bot"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from tacocat.engine import STANDARD, Bot, Ruleset, duplicate_pairs
 from tacocat.referee import play_in_process
 
-from ._loader import load_bot_class
+from ._loader import load_bot_class, name_of
 from ._session import GameResult
 
 
@@ -40,8 +40,3 @@ def play_local(bot: Bot | Callable[[], Bot],
                                   record))
     return results
 
-
-def name_of(bot: Bot | Callable[[], Bot]) -> str:
-    """A bot's ``name`` (a class attribute, so a bot class has it too)."""
-    name = getattr(bot, "name", None)
-    return name if isinstance(name, str) else "bot"
