@@ -1,4 +1,4 @@
-"""Compile the rules engine's hot module with mypyc, next to its source.
+"""Compile the match runtime's hot modules (engine, referee loop) with mypyc, beside them.
 
     python scripts/compile_engine.py             build (again)
     python scripts/compile_engine.py --if-stale  build only when the source changed since
@@ -7,8 +7,8 @@
 ``./dev`` runs it with ``--if-stale`` before every command; ``pip install`` / ``pip wheel``
 of the project run the same build on the package they install (setup.py). A failed build
 (no C compiler, say) leaves the engine in pure Python, which plays identical games, just
-slower; the message says so. See tacocat/engine/_compiled.py for the build and how it is
-picked up.
+slower; the message says so. See tacocat/engine/_compiled.py for what is compiled, why as
+one group, and how the build is picked up.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.if_stale and compiled.build_is_current():
         return 0
-    print("compile_engine: compiling the rules engine with mypyc (about 15 s)", flush=True)
+    print("compile_engine: compiling the engine and the referee loop with mypyc (about 40 s)",
+          flush=True)
     failure = compiled.build()
     if not failure:
         return 0

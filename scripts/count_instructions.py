@@ -1,11 +1,12 @@
-"""Instructions per game of ``house:random`` against itself, counted by callgrind.
+"""Instructions per game of ``house:random`` against itself, counted by callgrind, and of the
+plain baseline that ``tacocat bench engine`` compares with (tacocat/cli/_plain_game.py).
 
     python scripts/count_instructions.py [GAMES]      (default 200)
 
 Wall-clock figures on a shared machine wander by tens of percent; instruction counts do not.
 Runs the same warm-up twice under valgrind, once followed by GAMES games, and divides the
-difference by GAMES, so start-up and imports cancel out. Needs valgrind; takes about 30 s.
-TACOCAT_PURE_PYTHON=1 counts the pure-Python engine.
+difference by GAMES, so start-up and imports cancel out. Needs valgrind; takes about a minute.
+TACOCAT_PURE_PYTHON=1 counts the pure-Python form of the engine and the referee loop.
 """
 
 from __future__ import annotations
@@ -17,20 +18,27 @@ import sys
 
 PLAY = """
 import sys
-from tacocat.engine import STANDARD, BotDriver, play_game
+from tacocat.cli._plain_game import play_plain_games
+from tacocat.engine import STANDARD, duplicate_pairs
 from tacocat.engine.bots import RandomBot
-drivers = (BotDriver(RandomBot(1)), BotDriver(RandomBot(2)))
-for i in range(400):
-    play_game(drivers, ("a", "b"), f"warm-up/{i}", STANDARD)
-for i in range(int(sys.argv[1])):
-    play_game(drivers, ("a", "b"), f"counted/{i}", STANDARD)
+from tacocat.referee import play_in_process
+side, games = sys.argv[1], int(sys.argv[2])
+def play(count, tag):
+    if side == "plain":
+        play_plain_games(count, tag)
+    else:
+        play_in_process(lambda: RandomBot(1), lambda: RandomBot(2),
+                        duplicate_pairs(count, tag), names=("a", "b"), rules=STANDARD)
+play(200, "warm-up")
+if games:
+    play(games, "counted")
 """
 
 
-def instructions(games: int) -> int:
+def instructions(side: str, games: int) -> int:
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         sys.executable, "-c", PLAY, str(games)],
+         sys.executable, "-c", PLAY, side, str(games)],
         capture_output=True, text=True, check=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},  # same set and dict orders every run
     )
@@ -42,8 +50,10 @@ def instructions(games: int) -> int:
 
 def main() -> int:
     games = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    per_game = (instructions(games) - instructions(0)) // games
-    print(f"{per_game:,} instructions per game ({games} games)")
+    counts = {side: (instructions(side, games) - instructions(side, 0)) // games
+              for side in ("engine", "plain")}
+    print(f"engine {counts['engine']:,} instructions per game, plain {counts['plain']:,} "
+          f"({counts['plain'] / counts['engine']:.2f}x; {games} games each)")
     return 0
 
 

@@ -19,7 +19,7 @@ from . import _compiled
 ENGINE_FORM = _compiled.select()  # first: it decides which _state the imports below get
 """How the rules run in this process: ``"compiled (mypyc)"`` or ``"pure Python (why)"``."""
 
-from ._bot import Bot, BotDriver, bot_factory, describe_exception
+from ._bot import Bot, bot_factory, describe_exception
 from ._cards import (
     AttackKind,
     attack_kind,
@@ -31,6 +31,7 @@ from ._cards import (
     sacrifice_is_lowest,
     sub_multisets,
 )
+from ._driver import BotDriver
 from ._errors import EngineError, IllegalActionError, RecordError, RulesetError
 from ._record import FORMAT, GameRecord, read_jsonl, write_jsonl
 from ._ruleset import BOTH, STANDARD, TRACK_LENGTH, Arrow, Ruleset, TieRule

@@ -1,115 +1,171 @@
-"""Which form of the rules engine runs: the source, or its mypyc build.
+"""Which form of the match runtime's hot path runs: the source, or its mypyc build.
 
-``./dev setup`` compiles the hottest module, ``_state.py``, with mypyc into an extension
-module next to it (see ``scripts/compile_engine.py``); Python then imports that in place of
-the source, and a game takes about a fifth fewer instructions. The build records the digest
-of the source it came from. Whenever the source no longer matches (edited since), or
-``TACOCAT_PURE_PYTHON=1`` is set, the package loads the ``.py`` file instead, so an edit is
-never silently ignored and the pure form stays one variable away. Both forms play
-byte-identical games (tested).
+``./dev setup`` (and ``pip install``, through setup.py) compiles the modules every decision
+goes through, the engine's state machine, table, card helpers, bot driver and random bot and
+the referee's loop, seats, feed and policy, with mypyc into ONE group of extension modules
+next to their sources (:data:`MODULES`; the group's shared library is
+``engine/_native__mypyc``). One group, because modules of a group call each other's
+functions and read each other's attributes natively, while separately compiled modules
+reach one another through generic Python lookups that cost more than CPython's own (the
+reason a ``_table`` compiled on its own was once slower than its source). Python then
+imports the builds in place of the sources.
 
-This module is standalone (standard library, no sibling imports) so the build script can
-load it by path without importing the engine it is about to replace; the package calls
-:func:`select` before it imports anything else.
+The build records the digest of every source it came from. Whenever one of them no longer
+matches (edited since), or ``TACOCAT_PURE_PYTHON=1`` is set, every module of the group is
+loaded from its ``.py`` file instead (a finder placed first on ``sys.meta_path``), so an
+edit is never silently ignored and the pure form stays one variable away. Both forms play
+byte-identical games (tested). :class:`~tacocat.engine.Bot` is not compiled: bot authors
+subclass it, and a compiled class cannot have interpreted subclasses.
+
+This module is standalone (standard library, no sibling imports) so the build script and
+setup.py can load it by path without importing the package it is about to replace; the
+engine package calls :func:`select` before it imports anything else, and the referee
+imports the engine before any module of its own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
-MODULES = ("_state",)
-"""The engine modules that are compiled when a build exists."""
-PACKAGE_DIR = Path(__file__).resolve().parent
-BUILD_RECORD = PACKAGE_DIR / ".compiled.json"
+MODULES = (
+    "engine._state", "engine._table", "engine._cards", "engine._driver", "engine.bots._random",
+    "referee._feed", "referee._policy", "referee._seats", "referee._loop",
+)
+"""The compiled group, as modules of the ``tacocat`` package."""
+GROUP = "engine._native"
+"""The group's name: its shared library is ``tacocat/engine/_native__mypyc``."""
+ROOT_DIR = Path(__file__).resolve().parent.parent
+"""The ``tacocat`` package folder this module belongs to."""
+BUILD_RECORD = ROOT_DIR / "engine" / ".compiled.json"
 """``{module: sha256 of the source it was built from}``, written by the build."""
 PURE_VARIABLE = "TACOCAT_PURE_PYTHON"
+_LEGACY = ("engine/_state__mypyc",)
+"""Libraries of earlier builds (one module per group), removed by :func:`clean`."""
+_MYPY_CONFIG = "[mypy]\nfollow_imports = silent\nignore_missing_imports = True\n"
+"""Compiling is not checking (``mypy`` does that with the project's settings): imported
+packages are read for their types, and one that is not installed (protobuf, in a wheel's
+isolated build) is simply ``Any``."""
 
 
-def source_digests(directory: Path = PACKAGE_DIR) -> dict[str, str]:
-    return {name: hashlib.sha256((directory / f"{name}.py").read_bytes()).hexdigest()
+def _source(root: Path, name: str) -> Path:
+    return root.joinpath(*name.split(".")).with_suffix(".py")
+
+
+def _extension(root: Path, name: str) -> Path:
+    return root.joinpath(*name.split(".")).parent / (
+        name.rsplit(".", 1)[-1] + importlib.machinery.EXTENSION_SUFFIXES[0])
+
+
+def _library(root: Path) -> Path:
+    return _extension(root, GROUP + "__mypyc")
+
+
+def source_digests(root: Path = ROOT_DIR) -> dict[str, str]:
+    return {name: hashlib.sha256(_source(root, name).read_bytes()).hexdigest()
             for name in MODULES}
 
 
-def extension_files(directory: Path = PACKAGE_DIR) -> list[Path]:
-    """The built extension modules (and mypyc's helper libraries) for this interpreter."""
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return [path for name in MODULES
-            for path in (directory / f"{name}{suffix}", directory / f"{name}__mypyc{suffix}")
-            if path.exists()]
+def extension_files(root: Path = ROOT_DIR) -> list[Path]:
+    """The built extension modules (and the group's library) for this interpreter."""
+    candidates = [_extension(root, name) for name in MODULES] + [_library(root)] + [
+        _extension(root, legacy.replace("/", ".")) for legacy in _LEGACY]
+    return [path for path in candidates if path.exists()]
 
 
-def build_is_current(directory: Path = PACKAGE_DIR) -> bool:
-    """Whether every compiled module exists and was built from the current source."""
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    if not all((directory / f"{name}{suffix}").exists() for name in MODULES):
+def build_is_current(root: Path = ROOT_DIR) -> bool:
+    """Whether every compiled module exists and was built from the current sources."""
+    if not all(_extension(root, name).exists() for name in MODULES) or not _library(
+            root).exists():
         return False
     try:
-        recorded = json.loads((directory / BUILD_RECORD.name).read_text())
+        recorded = json.loads((root / BUILD_RECORD.relative_to(ROOT_DIR)).read_text())
+        return bool(recorded == source_digests(root))
     except (OSError, ValueError):
         return False
-    return bool(recorded == source_digests(directory))
 
 
-def clean(directory: Path = PACKAGE_DIR) -> None:
-    """Remove the build: the engine in ``directory`` runs as source."""
+def clean(root: Path = ROOT_DIR) -> None:
+    """Remove the build: everything in the ``tacocat`` folder ``root`` runs as source."""
     # Unlink rather than overwrite: a running worker keeps the old file mapped, and writing
     # into it would crash that process.
-    for path in extension_files(directory):
+    for path in extension_files(root):
         path.unlink()
-    (directory / BUILD_RECORD.name).unlink(missing_ok=True)
+    (root / BUILD_RECORD.relative_to(ROOT_DIR)).unlink(missing_ok=True)
 
 
-def build(directory: Path = PACKAGE_DIR) -> str:
-    """Compile the engine in ``directory`` (a ``tacocat/engine`` folder: this checkout's, or
-    a wheel's being built) with mypyc; '' when done, else why not (its output's end).
+_SETUP = """
+import sys
+from mypyc.build import mypycify
+from setuptools import setup
+setup(name="tacocat-native", script_args=["build_ext", "--inplace"],
+      ext_modules=mypycify(["--config-file", "mypy.ini", *sys.argv[1:]], group_name=%r))
+"""
 
-    Needs mypy (mypyc) and a C compiler. A failed build leaves no trace: the engine there
-    runs as source, which plays identical games, only slower.
+
+def build(root: Path = ROOT_DIR) -> str:
+    """Compile the group in ``root`` (a ``tacocat`` folder: this checkout's, or a wheel's
+    being built) with mypyc; '' when done, else why not (its output's end).
+
+    Needs mypy (mypyc), setuptools and a C compiler. A failed build leaves no trace: the code
+    there runs as source, which plays identical games, only slower.
     """
     # Imported here: every bot host imports this module, and starts faster without these.
     import shutil  # noqa: PLC0415
     import subprocess  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
-    clean(directory)
-    digests = source_digests(directory)
+    clean(root)
+    digests = source_digests(root)
     with tempfile.TemporaryDirectory(prefix="tacocat-mypyc-") as work:
         # Build in a copy, so that neither mypyc's ./build nor a half-written module ever
-        # appears in the package. An empty --config-file: the project's mypy settings are
-        # for checking, not for compiling.
-        package = Path(work) / "tacocat" / "engine"
-        shutil.copytree(directory, package,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.so", ".compiled.json"))
-        (package.parent / "__init__.py").write_text("")
-        for name in MODULES:
-            # One module per run: mypyc puts the shared library of a multi-module build at
-            # the top level (a module of its own), where the package could not import it.
-            result = subprocess.run(
-                [sys.executable, "-m", "mypyc", "--config-file=",
-                 f"tacocat/engine/{name}.py"],
-                cwd=work, capture_output=True, text=True, check=False,
-            )
-            if result.returncode != 0:
-                return (result.stdout[-3000:] + result.stderr[-3000:]).strip() or \
-                    f"mypyc exited with {result.returncode}"
-        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-        for path in package.glob(f"*{suffix}"):
-            shutil.copy2(path, directory / path.name)
-    if source_digests(directory) != digests:
-        clean(directory)
+        # appears in the package.
+        copy = Path(work) / "tacocat"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(
+            "__pycache__", "*.so", "*.pyd", ".compiled.json"))
+        (Path(work) / "mypy.ini").write_text(_MYPY_CONFIG)
+        (Path(work) / "setup_native.py").write_text(_SETUP % f"tacocat.{GROUP}")
+        result = subprocess.run(
+            [sys.executable, "setup_native.py",
+             *(str(_source(Path("tacocat"), name)) for name in MODULES)],
+            cwd=work, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            return (result.stdout[-3000:] + result.stderr[-3000:]).strip() or \
+                f"the mypyc build exited with {result.returncode}"
+        for name in (*MODULES, GROUP + "__mypyc"):
+            shutil.copy2(_extension(copy, name), _extension(root, name))
+    if source_digests(root) != digests:
+        clean(root)
         return "the source changed during the build; run it again"
-    (directory / BUILD_RECORD.name).write_text(json.dumps(digests, indent=1) + "\n")
-    return "" if build_is_current(directory) else "the build is not current after building"
+    (root / BUILD_RECORD.relative_to(ROOT_DIR)).write_text(json.dumps(digests, indent=1) + "\n")
+    return "" if build_is_current(root) else "the build is not current after building"
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Finds the ``.py`` source of the group's modules, ahead of their builds."""
+
+    def __init__(self, sources: dict[str, Path]) -> None:
+        self.sources = sources
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        source = self.sources.get(fullname)
+        if source is None:
+            return None
+        return importlib.util.spec_from_file_location(fullname, source)
 
 
 def select() -> str:
-    """Make the imports below use the build only when it is current; say which form runs."""
+    """Make the imports of the group use the build only when it is current; say which form
+    runs."""
     if not extension_files():
         return "pure Python (no compiled build; ./dev setup makes one)"
     if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
@@ -118,23 +174,7 @@ def select() -> str:
         reason = "the compiled build is older than the source; ./dev setup rebuilds it"
     else:
         return "compiled (mypyc)"
-    for name in MODULES:
-        _import_source(f"{__package__}.{name}", PACKAGE_DIR / f"{name}.py")
+    if not any(isinstance(finder, _SourceFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _SourceFinder(
+            {f"tacocat.{name}": _source(ROOT_DIR, name) for name in MODULES}))
     return f"pure Python ({reason})"
-
-
-def _import_source(fullname: str, path: Path) -> None:
-    if fullname in sys.modules:
-        return
-    loader = importlib.machinery.SourceFileLoader(fullname, str(path))
-    spec = importlib.util.spec_from_loader(fullname, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[fullname] = module
-    try:
-        loader.exec_module(module)
-    except BaseException:
-        del sys.modules[fullname]
-        raise
-    parent, _, name = fullname.rpartition(".")
-    setattr(sys.modules[parent], name, module)  # as the import system does for submodules

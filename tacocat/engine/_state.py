@@ -131,6 +131,12 @@ class GameState:
             return 0
         return self._cap
 
+    @property
+    def public_rounds(self) -> tuple[Round, ...]:
+        """Every round closed so far without its deck: what either seat may see of them
+        (the ``history`` of its observations; at the end, the whole game, cut round included)."""
+        return self._history
+
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know right now."""
         asked = self.decision if seat in self.to_act else None

@@ -59,7 +59,7 @@ class Table:
 
     def public_rounds(self) -> tuple[Round, ...]:
         """Every round so far, without decks (what a seat may see once the game ends)."""
-        return tuple(r._replace(deck=None) for r in self.state.rounds)
+        return self.state.public_rounds
 
     def record(self) -> GameRecord:
         return GameRecord.of(self.state, self.players)

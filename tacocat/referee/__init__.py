@@ -21,6 +21,10 @@ Exceptions::
      └── NoBotStartedError    neither bot of a match ever started (the machine's fault)
 """
 
+# First: importing the engine decides whether this package's hot modules load compiled or
+# from source (tacocat/engine/_compiled.py), which must happen before any of them is found.
+import tacocat.engine  # noqa: F401
+
 from ._errors import HostError, MatchRuntimeError, NoBotStartedError
 from ._feed import DETAIL_LIMIT, Answer, Failure, SeatFeed, clean_text, error_message, match_end
 from ._host import HostProcess

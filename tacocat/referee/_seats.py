@@ -272,28 +272,32 @@ class ProcessSeat:
                 for _ in range(len(sent) - len(got)):
                     self.on_decision(waited)
             return [got.get(request_id, self.broken) for request_id in sent]
-        if self.cpu_usage is not None and self._over_background_budget(len(sent)):
-            assert self.broken is not None
-            return [self.broken] * len(sent)
+        if self.cpu_usage is not None:
+            # The failure comes back from the call: the compiled form keeps what the type
+            # checker narrowed ``self.broken`` to above, even across a call that sets it.
+            over = self._over_background_budget(len(sent))
+            if over is not None:
+                return [over] * len(sent)
         return [got[request_id] for request_id in sent]
 
-    def _over_background_budget(self, decisions: int) -> bool:
+    def _over_background_budget(self, decisions: int) -> Failure | None:
         """Count the tree's CPU since the last frame's answers beyond this frame's decisions;
-        break the seat once the total passes one decision's limit."""
+        break the seat (and return why) once the total passes one decision's limit."""
         assert self.cpu_usage is not None
         now, mark = self.cpu_usage(), self._cpu_mark
         self._cpu_mark = now
         if now is None or mark is None:
-            return False
+            return None
         spent = now - mark - self._frame_think - decisions * BACKGROUND_ALLOWANCE
         self.background_cpu += max(0.0, spent)
         if self.background_cpu <= self.time_limit:
-            return False
-        self._break(Failure(Fault.TIMEOUT, (
+            return None
+        failure = Failure(Fault.TIMEOUT, (
             f"the bot's processes used {self.background_cpu:.3g} s of CPU besides its "
             f"decisions, more than one decision's {self.time_limit:g} s (background work "
-            "counts against the bot's time)")))
-        return True
+            "counts against the bot's time)"))
+        self._break(failure)
+        return failure
 
     def _read_frame(self, data: bytes, got: dict[int, Answer]) -> None:
         if len(data) > MAX_CLIENT_MESSAGE:

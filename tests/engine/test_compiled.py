@@ -1,4 +1,5 @@
-"""The engine's two forms: its mypyc build (what ./dev sets up) and the pure-Python source.
+"""The runtime's two forms: the mypyc build of its hot modules (what ./dev sets up: the engine's
+state machine and the referee loop, one group) and the pure-Python source.
 
 They must play byte-identical games, a stale build must never be used, and the benchmark says
 which form it measured.
@@ -7,6 +8,7 @@ which form it measured.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -32,6 +34,8 @@ for bots in [("random", "random"), ("greedy", "random"), ("strong", "greedy")]:
 print(engine.ENGINE_FORM)
 print(engine._state.__file__)
 print(digest.hexdigest())
+import tacocat.referee._loop as loop
+print(loop.__file__)
 """
 
 
@@ -46,7 +50,10 @@ def run_python(code: str, *, cwd: Path = ROOT, **env: str) -> list[str]:
 def test_this_checkout_runs_the_compiled_engine() -> None:
     # ./dev (and so .ci/run) builds it; a failure here means that build step broke.
     assert engine.ENGINE_FORM == "compiled (mypyc)", engine.ENGINE_FORM
-    assert engine._state.__file__.endswith(".so")
+    for name in _compiled.MODULES:
+        module = importlib.import_module(f"tacocat.{name}")
+        assert module.__file__ is not None and module.__file__.endswith(".so"), name
+    assert not hasattr(engine.Bot, "__mypyc_attrs__")  # bot authors subclass it
     assert _compiled.build_is_current()
 
 
@@ -54,7 +61,9 @@ def test_compiled_and_pure_engines_play_identical_games() -> None:
     compiled = run_python(GAMES)
     pure = run_python(GAMES, TACOCAT_PURE_PYTHON="1")
     assert compiled[0] == "compiled (mypyc)" and compiled[1].endswith(".so")
+    assert compiled[3].endswith(".so")
     assert pure[0] == "pure Python (TACOCAT_PURE_PYTHON is set)" and pure[1].endswith(".py")
+    assert pure[3].endswith(".py")
     assert compiled[2] == pure[2]
 
 
@@ -65,26 +74,33 @@ def test_pure_python_variable_set_to_0_keeps_the_build() -> None:
 
 def test_a_build_older_than_its_source_is_never_used(tmp_path: Path) -> None:
     package = tmp_path / "tacocat"
-    package.mkdir()
-    shutil.copy2(ROOT / "tacocat" / "__init__.py", package / "__init__.py")
-    shutil.copytree(ROOT / "tacocat" / "engine", package / "engine",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    code = "import tacocat.engine as e; print(e.ENGINE_FORM); print(e._state.__file__)"
+    shutil.copytree(ROOT / "tacocat", package, ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import tacocat.referee._loop as loop, tacocat.engine as e; print(e.ENGINE_FORM); "
+            "print(e._state.__file__); print(loop.__file__)")
     assert run_python(code, cwd=tmp_path)[0] == "compiled (mypyc)"
-    state = package / "engine" / "_state.py"
-    state.write_text(state.read_text() + "\n# edited after the build\n")
-    form, path = run_python(code, cwd=tmp_path)[:2]
-    assert form == ("pure Python (the compiled build is older than the source; "
-                    "./dev setup rebuilds it)")
-    assert path == str(state)
+    stale = ("pure Python (the compiled build is older than the source; "
+             "./dev setup rebuilds it)")
+    # An edit to any module of the group, the engine's or the referee's, loads every one of
+    # them from source: a group's modules call each other natively, so none is kept.
+    for edited in (package / "referee" / "_loop.py", package / "engine" / "_state.py"):
+        original = edited.read_text()
+        edited.write_text(original + "\n# edited after the build\n")
+        form, state, loop = run_python(code, cwd=tmp_path)[:3]
+        assert form == stale
+        assert state == str(package / "engine" / "_state.py")
+        assert loop == str(package / "referee" / "_loop.py")
+        edited.write_text(original)
+    assert run_python(code, cwd=tmp_path)[0] == "compiled (mypyc)"
     (package / "engine" / ".compiled.json").unlink()
     assert run_python(code, cwd=tmp_path)[0].startswith("pure Python (the compiled build")
 
 
 def test_the_build_record_names_the_source_digest() -> None:
     recorded = json.loads(_compiled.BUILD_RECORD.read_text())
-    source = (ROOT / "tacocat" / "engine" / "_state.py").read_bytes()
-    assert recorded == {"_state": hashlib.sha256(source).hexdigest()}
+    assert list(recorded) == list(_compiled.MODULES)
+    for name, digest in recorded.items():
+        source = (ROOT / "tacocat" / (name.replace(".", "/") + ".py")).read_bytes()
+        assert digest == hashlib.sha256(source).hexdigest(), name
 
 
 def test_bench_engine_prints_one_json_line_naming_the_engine_form() -> None:
@@ -97,6 +113,9 @@ def test_bench_engine_prints_one_json_line_naming_the_engine_form() -> None:
     assert line["games"] == 50 and line["seconds"] > 0
     assert abs(line["games_per_second"] * line["seconds"] / 50 - 1) < 0.01  # seconds is rounded
     assert line["engine"] == "compiled (mypyc)"
+    # The plain baseline of the same invocation: games of the same length, a ratio of both.
+    assert line["plain_games_per_second"] > 0 and line["ratio"] > 0
+    assert abs(line["decisions_per_game"] / line["plain_decisions_per_game"] - 1) < 0.15
 
 
 def test_a_wheel_built_from_the_project_carries_the_compiled_engine(tmp_path: Path) -> None:

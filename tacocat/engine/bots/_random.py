@@ -10,6 +10,28 @@ from .._cards import lowest_response, sacrifice_is_lowest
 from .._types import Observation
 
 
+def _sample(rng: random.Random, population: Sequence[int], k: int) -> list[int]:
+    """``rng.sample(population, k)`` for the small populations of a hand: the very draws
+    CPython's ``random.sample`` makes there (a partial Fisher-Yates over ``getrandbits``
+    rejection sampling), without its type checks and set-based branch, which cost more
+    than the draw itself on this hot path (tests/engine/test_house_bots.py compares them)."""
+    pool = list(population)
+    n = len(pool)
+    if not 0 <= k <= n:
+        raise ValueError(f"sample of {k} from a population of {n}")
+    getrandbits = rng.getrandbits
+    result: list[int] = []
+    for i in range(k):
+        left = n - i
+        bits = left.bit_length()
+        j = getrandbits(bits)
+        while j >= left:
+            j = getrandbits(bits)
+        result.append(pool[j])
+        pool[j] = pool[left - 1]
+    return result
+
+
 class RandomBot(Bot):
     """Chooses among legal actions at random (own RNG, so the deal never depends on it)."""
 
@@ -65,7 +87,7 @@ class RandomBot(Bot):
         # Any legal answer can come out of a random draw; retry a few, then fall back to the
         # always-legal lowest answer.
         for _ in range(4):
-            response = self.rng.sample(hand, len(attack))
+            response = _sample(self.rng, hand, len(attack))
             if sacrifice_is_lowest(hand, attack, response):
                 return response
         return lowest_response(hand, attack)
