@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from google.protobuf.message import DecodeError
 
@@ -124,6 +124,15 @@ class _GameMarks(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return self.inner.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self.inner.errors
+
+    def __getattr__(self, name: str) -> Any:
+        # What else a bot may use of a real stderr (``buffer``, ``reconfigure``, ...);
+        # bytes written to ``buffer`` carry no marker, like writes to file descriptor 2.
+        return getattr(self.inner, name)
 
 
 def _game_of(msg: pb.ServerMessage) -> int | None:

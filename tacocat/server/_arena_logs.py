@@ -10,12 +10,11 @@ from tacocat.protocol.proto.v1 import arena_pb2 as apb
 _SIDE: Final = {"a": apb.SIDE_A, "b": apb.SIDE_B}
 
 
-def match_logs(arena: Arena, user: User | None, request: apb.GetMatchLogsRequest
-               ) -> apb.MatchLogs:
+def match_logs(arena: Arena, user: User, request: apb.GetMatchLogsRequest) -> apb.MatchLogs:
     """The caller's sides' logs (the arena refuses anyone else), and a link when asked."""
     found = arena.match_logs(user, request.id)
     out = apb.MatchLogs(match=request.id, logs=[_log_to_pb(log) for log in found])
-    if request.link_seconds and user is not None:
+    if request.link_seconds:
         out.link, out.link_expires_at = arena.match_logs_link(user, request.id,
                                                               request.link_seconds)
     return out

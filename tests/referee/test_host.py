@@ -68,6 +68,7 @@ def test_a_bot_that_prints_to_stdout_does_not_corrupt_the_frames() -> None:
         assert all(g.record.result.reason is not Reason.FORFEIT for g in games)
         assert "thinking about the duel" in host.stderr_tail(50)
         assert "raw bytes on fd 1" in host.stderr_tail(50)
+        assert "bytes via sys.stdout.buffer" in host.stderr_tail(50)
 
 
 @pytest.mark.parametrize("batch", [1, 8])

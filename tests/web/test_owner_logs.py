@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tacocat.sdk.arena import ArenaClient, MatchStatus, PermissionDeniedError
+from tacocat.sdk.arena import ArenaClient, AuthError, MatchStatus, PermissionDeniedError
 
 from ..cli.helpers import ArenaProcesses, clean_env, tacocat
 
@@ -139,11 +139,14 @@ def test_a_bots_logs_reach_its_owner_and_nobody_else(running: ArenaProcesses, pa
         (theirs,) = bob.logs(match_id).logs
     assert theirs.version == "bob/plain@1" and "bob: my own words" in theirs.text
     assert SECRET not in theirs.text
-    for token in (tokens["carol"], tokens["admin"], None):
-        with ArenaClient(running.address, token) as other:
-            other.token = token  # None: anonymous, whatever token this machine holds
-            with pytest.raises(PermissionDeniedError, match="owners' only"):
-                other.logs(match_id)
+    for token in (tokens["carol"], tokens["admin"]):
+        with ArenaClient(running.address, token) as other, \
+                pytest.raises(PermissionDeniedError, match="owners' only"):
+            other.logs(match_id)
+    with ArenaClient(running.address) as anonymous:
+        anonymous.token = None  # whatever token this machine holds
+        with pytest.raises(AuthError, match="this call needs a token"):
+            anonymous.logs(match_id)
 
     # The CLI, as the owner: the log and a signed link to the viewer.
     cli = tacocat("match", match_id, "--logs", "--game", "2", "--server", running.address,

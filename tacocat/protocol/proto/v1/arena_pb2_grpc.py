@@ -274,9 +274,10 @@ class ArenaServicer:
 
     def GetMatchLogs(self, request, context):
         """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
-        for each side whose bot you own; PERMISSION_DENIED for anyone else (anonymous callers,
-        other users, admins: a bot's output may quote anything it read in its sandbox). With
-        `link_seconds`, also a signed `logs` link parameter for the web viewer.
+        for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+        PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+        quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+        parameter for the web viewer.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -101,9 +101,10 @@ class ArenaStub:
     """
     GetMatchLogs: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetMatchLogsRequest, _arena_pb2.MatchLogs]
     """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
-    for each side whose bot you own; PERMISSION_DENIED for anyone else (anonymous callers,
-    other users, admins: a bot's output may quote anything it read in its sandbox). With
-    `link_seconds`, also a signed `logs` link parameter for the web viewer.
+    for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+    PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+    quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+    parameter for the web viewer.
     """
 
 @_typing.type_check_only
@@ -153,9 +154,10 @@ class ArenaAsyncStub(ArenaStub):
     """
     GetMatchLogs: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetMatchLogsRequest, _arena_pb2.MatchLogs]  # type: ignore[assignment]
     """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
-    for each side whose bot you own; PERMISSION_DENIED for anyone else (anonymous callers,
-    other users, admins: a bot's output may quote anything it read in its sandbox). With
-    `link_seconds`, also a signed `logs` link parameter for the web viewer.
+    for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+    PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+    quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+    parameter for the web viewer.
     """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
@@ -322,9 +324,10 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.MatchLogs, _abc.Awaitable[_arena_pb2.MatchLogs]]:
         """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
-        for each side whose bot you own; PERMISSION_DENIED for anyone else (anonymous callers,
-        other users, admins: a bot's output may quote anything it read in its sandbox). With
-        `link_seconds`, also a signed `logs` link parameter for the web viewer.
+        for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+        PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+        quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+        parameter for the web viewer.
         """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
