@@ -174,7 +174,7 @@ def public_failure(message: str) -> str:
     instead: ``RuntimeError`` (a built-in exception's name; a class of the bot's own is
     ``an exception of the bot's own class``, since its name is the bot's words too), or
     ``the bot's answer is not card ranks``. The whole message and traceback are in the bot's
-    stderr, which its owner reads (:mod:`tacocat.referee._logs`).
+    stderr, which its owner reads (:mod:`tacocat.protocol.logs`).
     """
     made = message.startswith(_MADE)
     text = message[len(_MADE):] if made else message
