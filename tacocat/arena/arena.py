@@ -38,9 +38,11 @@ from . import (
     standings,
     users,
 )
+from . import logs as logs_
 from ._redis import Clock, Redis, as_unavailable, check_client, default_clock
 from .errors import InvalidArgument, NotFound, PermissionDenied, RateLimited
 from .keys import DEFAULT_PREFIX, Keys
+from .logs import MatchLog
 from .models import (
     Bot,
     BotVersion,
@@ -57,7 +59,7 @@ from .models import (
 )
 from .ratelimit import NO_LIMITS, RateLimit, RateLimits, describe_wait
 from .recording import EloReplay, LogEntry, Recorded
-from .results import MatchResult, dumps_json
+from .results import MatchResult, Side, dumps_json
 from .scheduler import (
     DEFAULT_ORPHAN_GRACE,
     DEFAULT_ROUNDS_AHEAD,
@@ -415,6 +417,39 @@ class Arena:
     def match_replays_blob(self, match_id: str) -> bytes:
         """The match's replays as stored: gzip-compressed JSON Lines (a ``.jsonl.gz``)."""
         return matches.match_replays_blob(self.redis, self.keys, match_id)
+
+    # -- bot logs: owners only (tacocat.arena.logs) ----------------------------------------------
+
+    def store_match_logs(self, match_id: str, logs: Mapping[Side, bytes]) -> None:
+        """Keep what each side's bot wrote during the match (the worker, once recorded)."""
+        logs_.store(self.redis, self.keys, match_id, logs)
+
+    def match_logs(self, actor: User | None, match_id: str) -> list[MatchLog]:
+        """The logs of the sides of ``match_id`` whose bot ``actor`` owns;
+        :class:`PermissionDenied` when there is none (anonymous, or another user)."""
+        match = self.get_match(match_id)
+        sides = logs_.owned_sides(actor, match)
+        if not sides:
+            raise logs_.not_yours(match)
+        return logs_.read(self.redis, self.keys, match, sides)
+
+    def match_logs_link(self, actor: User, match_id: str,
+                        seconds: float = logs_.LINK_SECONDS) -> tuple[str, float]:
+        """A signed ``logs`` parameter showing ``actor``'s sides of the match to whoever
+        opens the link, for ``seconds``; returns it with its expiry time."""
+        match = self.get_match(match_id)
+        sides = logs_.owned_sides(actor, match)
+        if not sides:
+            raise logs_.not_yours(match)
+        expires = self.clock() + logs_.check_link_seconds(seconds)
+        return logs_.sign_link(self.redis, self.keys, match.id, sides, expires), expires
+
+    def match_logs_by_link(self, match_id: str, token: str) -> list[MatchLog]:
+        """The logs a signed link shows; :class:`PermissionDenied` for a forged, altered or
+        expired one."""
+        match = self.get_match(match_id)
+        sides = logs_.check_link(self.redis, self.keys, match.id, token, self.clock())
+        return logs_.read(self.redis, self.keys, match, sides)
 
     def record_match(
         self, match_id: str, result: MatchResult, *, enqueue: Enqueue | None = None,

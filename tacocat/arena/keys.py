@@ -181,6 +181,15 @@ class Keys:
         """String: gzip-compressed JSON Lines, one replay record per game."""
         return f"{self.prefix}match:{{{ladder}}}:{match_id}:replays"
 
+    def match_logs(self, ladder: str, match_id: str, side: str) -> str:
+        """String: what side ``a`` or ``b``'s bot wrote to stderr, gzip-compressed (its
+        owner's only: :mod:`tacocat.arena.logs`)."""
+        return f"{self.prefix}match:{{{ladder}}}:{match_id}:logs:{side}"
+
+    def log_link_secret(self) -> str:
+        """String: the HMAC key of signed links to bot logs (made on first use)."""
+        return f"{self.prefix}secret:log-links"
+
     # -- matches being played (short-lived: see tacocat.arena.live) ----------------------------
 
     def live_matches(self, ladder: str) -> str:

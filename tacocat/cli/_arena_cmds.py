@@ -36,6 +36,8 @@ from tacocat.sdk.arena import (
     VersionStatus,
 )
 
+from ._logs_cmds import add_arguments as add_log_arguments
+from ._logs_cmds import show_logs
 from ._output import plural, table
 
 if TYPE_CHECKING:
@@ -477,11 +479,13 @@ def _add_match(sub: Sub) -> None:
     p = command(sub, "match", "a match's result and replays", """\
 Show a recorded match (per-game results, totals, forfeits) or a ladder's recent matches,
 and save a match's replays: a .jsonl file of RULES.md §8 records, one game per line (or the
-stored .jsonl.gz as it is, when FILE ends in .gz).
+stored .jsonl.gz as it is, when FILE ends in .gz). With --logs: what your own bot wrote to
+stderr in it (its owner only; a link to the web viewer too).
 
 examples:
   tacocat match main.3.5f0c2a9e1b7d4c36 --replays match.jsonl
   tacocat match --ladder main            # the ladder's latest matches
+  tacocat match main.3.5f0c2a9e1b7d4c36 --logs --game 2   # what your bot printed
 """, _match)
     p.add_argument("match", metavar="MATCH_ID", nargs="?", help="LADDER.ROUND.DIGEST")
     p.add_argument("--ladder", help="list this ladder's matches instead")
@@ -489,6 +493,7 @@ examples:
     p.add_argument("--replays", type=Path, metavar="FILE",
                    help="save the replays (FILE.jsonl, or FILE.jsonl.gz as stored)")
     p.add_argument("--json", action="store_true", help="print JSON instead")
+    add_log_arguments(p)
 
 
 def _match(args: argparse.Namespace, client: ArenaClient) -> int:
@@ -505,6 +510,8 @@ def _match(args: argparse.Namespace, client: ArenaClient) -> int:
     if not args.match:
         print("tacocat match: give a MATCH_ID, or --ladder LADDER", file=sys.stderr)
         return 2
+    if args.logs:
+        return show_logs(args, client, args.match)
     match = client.match(args.match)
     if args.json:
         print(json.dumps(dataclasses.asdict(match)))

@@ -13,13 +13,13 @@ from tacocat.engine import STANDARD, EngineError, Ruleset
 from tacocat.engine.sprt import Pentanomial, Sprt, Verdict
 from tacocat.engine.stats import match_stats
 from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH
+from tacocat.protocol.logs import LOG_CAP
 from tacocat.referee import DEFAULT_BATCH
 from tacocat.sdk import SdkError
 from tacocat.sdk._loader import load_bot_class
 
 from ._output import Progress, plural, table
 from ._play_jobs import JobPool, MatchPlan, PlayedRun, default_jobs
-from ._play_logs import LOG_CAP
 
 SPRT_GAMES: Final = 20_000
 """--games' default with --sprt: a cap, rarely reached when elo1 - elo0 is 5 or more."""

@@ -2,8 +2,9 @@
 
 Every call into a bot runs with its ``sys.stdout`` and ``sys.stderr`` going to that game's
 log, ``DIR/game-NNNNN-A.log`` (or ``-B``), created on the first write and cut at
-:data:`LOG_CAP` bytes (the cut is said in the file), as the arena keeps a bot's stderr for
-its owner. An exception the bot raises is written there with its whole traceback before
+:data:`~tacocat.protocol.logs.LOG_CAP` bytes with the arena's notice
+(:class:`~tacocat.protocol.logs.LogCap`: the arena keeps as much of a bot's stderr per match
+for its owner). An exception the bot raises is written there with its whole traceback before
 it forfeits the game (the summary shows one line). Bots are made in schedule order, one per
 game (:class:`~tacocat.referee.InProcessSeat`), which numbers the files.
 """
@@ -15,36 +16,27 @@ import io
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from tacocat.engine import Bot, Observation, Outcome, Round, Ruleset
-
-LOG_CAP: Final = 64 * 1024
-"""Bytes kept per bot per game; the arena keeps as much per bot per match."""
+from tacocat.protocol.logs import LOG_CAP, LogCap
 
 
 class GameLog(io.TextIOBase):
-    """A bot's output in one game: appended to ``path`` up to :data:`LOG_CAP` bytes."""
+    """A bot's output in one game: appended to ``path``, cut as the arena cuts a log."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.size = 0
-        self.cut = False
+        self._cap = LogCap(LOG_CAP)
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        if self.cut or not text:
-            return len(text)
-        data = text.encode(errors="replace")
-        room = LOG_CAP - self.size
-        if len(data) > room:
-            data = data[:room] + f"\n[log cut at {LOG_CAP // 1024} KiB]\n".encode()
-            self.cut = True
-        with self.path.open("ab") as handle:
-            handle.write(data)
-        self.size += len(data)
+        data = self._cap.take(text.encode(errors="replace"))
+        if data:
+            with self.path.open("ab") as handle:
+                handle.write(data)
         return len(text)
 
 

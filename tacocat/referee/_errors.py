@@ -16,7 +16,16 @@ class MatchRuntimeError(Exception):
 
 
 class HostError(MatchRuntimeError):
-    """A bot host process could not be started or did not announce itself in time."""
+    """A bot host process could not be started or did not announce itself in time.
+
+    ``public`` says what happened in the referee's words (a record may quote it); the
+    message adds ``said``, the end of what the process wrote (the bot's words: its owner's
+    only, never in a record)."""
+
+    def __init__(self, public: str, said: str = "") -> None:
+        super().__init__(f"{public}: {said}" if said else public)
+        self.public = public
+        self.said = said
 
 
 class NoBotStartedError(MatchRuntimeError):

@@ -10,8 +10,9 @@ longer pending).
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from google.protobuf.message import DecodeError
 
@@ -136,8 +137,7 @@ class SeatFeed:
             return request_id, Failure(Fault.TIMEOUT, f"took {think_us / 1e6:.3g} s; the "
                                                       f"limit is {self._limit_us / 1e6:g} s")
         if kind == "failure":
-            return request_id, Failure(Fault.CRASH,
-                                       clean_text(msg.failure.message) or "the bot failed")
+            return request_id, Failure(Fault.CRASH, public_failure(msg.failure.message))
         cards = tuple(msg.action.cards)
         if len(cards) > MAX_ACTION_CARDS:
             return request_id, Failure(Fault.ILLEGAL_ACTION, f"an action of {len(cards)} "
@@ -158,6 +158,31 @@ def match_end(games: int, detail: str = "") -> bytes:
     msg.match_end.games = games
     msg.match_end.detail = detail
     return msg.SerializeToString()
+
+
+_BUILTIN_EXCEPTIONS: Final = frozenset(
+    name for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException))
+_MADE: Final = "making the bot raised "
+
+
+def public_failure(message: str) -> str:
+    """A remote bot's report of its own failure, as a public record may say it.
+
+    The message is the bot's own words (its exception's text, which may quote anything it
+    read inside its sandbox), so records, pages and API answers get a fixed description
+    instead: ``RuntimeError`` (a built-in exception's name; a class of the bot's own is
+    ``an exception of the bot's own class``, since its name is the bot's words too), or
+    ``the bot's answer is not card ranks``. The whole message and traceback are in the bot's
+    stderr, which its owner reads (:mod:`tacocat.protocol.logs`).
+    """
+    made = message.startswith(_MADE)
+    text = message[len(_MADE):] if made else message
+    if text.startswith("the bot answered "):
+        return "the bot's answer is not card ranks"
+    name = text.partition(":")[0].strip()
+    said = name if name in _BUILTIN_EXCEPTIONS else "an exception of the bot's own class"
+    return ("making the bot raised " if made else "") + said
 
 
 def clean_text(text: str, limit: int = DETAIL_LIMIT) -> str:

@@ -27,6 +27,7 @@ from google.protobuf.message import DecodeError
 
 from tacocat.engine import Fault
 from tacocat.protocol import MAX_CLIENT_MESSAGE, PROTOCOL_VERSION, FrameBuffer, ProtocolError, frame
+from tacocat.protocol.logs import BotLog
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import HostError
@@ -44,15 +45,19 @@ class HostProcess:
     process, ``preexec_fn`` runs in the child before exec (rlimits, namespaces), and
     ``popen_kwargs`` reaches :class:`subprocess.Popen` untouched. The process gets its own
     session, so :meth:`kill` also ends whatever it spawned. Its stderr is drained while the
-    referee waits and the last ``stderr_limit`` bytes are kept for crash reports.
+    referee waits; the last ``stderr_limit`` bytes are kept for :meth:`stderr_tail`, and
+    all of it, capped, goes to ``log`` (the owner's log, across restarts) when one is given.
+    What the process writes is the bot's own words: no failure's detail quotes it (records
+    are public), the log is where an owner reads it.
     """
 
     def __init__(self, bot: str, *, command: Sequence[str] | None = None,
                  env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
                  preexec_fn: Callable[[], Any] | None = None,
                  popen_kwargs: Mapping[str, Any] | None = None, startup_timeout: float = 10.0,
-                 stderr_limit: int = 16 * 1024) -> None:
+                 stderr_limit: int = 16 * 1024, log: BotLog | None = None) -> None:
         self.bot = bot
+        self.log = log
         self.command = list(command) if command else [sys.executable, "-m",
                                                       "tacocat.sdk.host", bot]
         self.env = dict(env) if env is not None else None
@@ -118,7 +123,8 @@ class HostProcess:
         got = self.receive(time.monotonic() + self.startup_timeout)
         if isinstance(got, Failure):
             self.kill()
-            raise HostError(f"bot {self.bot!r} did not start: {got.fault.value}: {got.detail}")
+            raise HostError(f"bot {self.bot!r} did not start: {got.fault.value}: {got.detail}",
+                            clean_text(self.stderr_tail()))
         try:
             hello = pb.ClientMessage.FromString(got)
         except (DecodeError, ValueError):  # protobuf's DecodeError is no ValueError
@@ -263,6 +269,8 @@ class HostProcess:
             return
         if chunk:
             self._stderr += chunk
+            if self.log is not None:
+                self.log.write(chunk)
             if len(self._stderr) > self.stderr_limit:
                 del self._stderr[: len(self._stderr) - self.stderr_limit]
         else:
@@ -295,8 +303,7 @@ class HostProcess:
             what = f"killed by {_signal_name(-code)}"
         else:
             what = f"exited with code {code}"
-        tail = clean_text(self.stderr_tail())
-        self._broken = Failure(Fault.CRASH, f"{what}: {tail}" if tail else what)
+        self._broken = Failure(Fault.CRASH, what)
         return self._broken
 
 

@@ -330,8 +330,8 @@ class ProcessSeat:
         self.starts += 1
         try:
             self.host.start()
-        except HostError as exc:
-            self._break(Failure(Fault.CRASH, str(exc)))
+        except HostError as exc:  # what the process wrote is in its log, not the record
+            self._break(Failure(Fault.CRASH, exc.public))
             return False
         finally:
             self.start_seconds += time.perf_counter() - started
@@ -341,12 +341,17 @@ class ProcessSeat:
     def _break(self, failure: Failure) -> None:
         if self.broken is None:
             self.broken = failure
+            if self.host.log is not None:  # the owner reads why the process was lost
+                self.host.log.note(f"{failure.fault.value}: {failure.detail}; every game in "
+                                   "flight forfeits")
 
     # -- after a fault ----------------------------------------------------------------------
 
     def restart(self) -> None:
         """Kill the process (stuck, garbled or dead: the next frame starts a fresh one)."""
         self.host.kill()
+        if self.host.log is not None:
+            self.host.log.note("the bot's process is restarted for the next games")
         self.background_cpu, self._cpu_mark = 0.0, None
         self.feed.forget()
         self._frame = pb.ServerFrame()

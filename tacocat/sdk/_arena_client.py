@@ -60,6 +60,7 @@ from ._arena_types import (
     UserInfo,
 )
 from ._errors import SdkError
+from ._logs_types import MatchLogs
 from ._tls import Tls, TlsOption, connect_hint, resolve_tls
 
 DEFAULT_DATA_DIR: Final = Path(".tacocat") / "data"
@@ -442,6 +443,13 @@ class ArenaClient:
         """The match's games as the engine's replay records, in game order (empty before the
         match is recorded). ``record.replay()`` re-plays one through the rules."""
         return parse_replays(self.replays_blob(match_id), match_id)
+
+    def logs(self, match_id: str, *, link_seconds: float = 0.0) -> MatchLogs:
+        """What your bots wrote to stderr during the match (a side whose bot you own each;
+        :class:`PermissionDeniedError` if you own neither). ``link_seconds > 0`` also asks for
+        a signed link to the match page showing them, lasting that long (at most a week)."""
+        return MatchLogs.from_pb(self._call(self._stub.GetMatchLogs, apb.GetMatchLogsRequest(
+            id=match_id, link_seconds=link_seconds)))
 
     # -- internals ------------------------------------------------------------------------
 

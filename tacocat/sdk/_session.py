@@ -203,6 +203,7 @@ class BotSession:
             reply.Clear()
             reply.failure.request_id = request.request_id
             reply.failure.message = f"the bot answered {cards!r}, not card ranks: {exc}"
+            log.error("%s", reply.failure.message)  # the referee's record says less
             reply.failure.think_us = _micros(started)
         return reply
 

@@ -60,15 +60,15 @@ from ._arena_types import (
     UserInfo,
     VersionStatus,
 )
+from ._logs_types import BotLog, MatchLogs
 
 __all__ = [
     "ADMIN_TOKEN_FILE", "ARENA_SERVICE", "DEFAULT_DATA_DIR", "MAX_SUBMISSION_BYTES",
     "SERVER_ENV", "TOKEN_ENV", "TOKEN_FILE_ENV", "AlreadyExistsError", "ArenaApiError",
-    "ArenaClient", "AuthError", "BotInfo", "BotVersion", "Entry", "InvalidRequestError",
-    "Ladder", "LadderStatus", "Leaderboard", "LeaderboardUpdate", "Match", "MatchGameResult",
-    "MatchResult", "MatchStatus", "NewToken", "NotFoundError", "PairStanding",
-    "PermissionDeniedError", "RateLimitedError", "ServerInfo", "ServerUnavailableError",
-    "Standing", "Submitted",
-    "TokenInfo", "UserInfo", "VersionStatus", "bot_name_for", "find_token",
-    "is_local_address", "parse_replays",
+    "ArenaClient", "AuthError", "BotInfo", "BotLog", "BotVersion", "Entry",
+    "InvalidRequestError", "Ladder", "LadderStatus", "Leaderboard", "LeaderboardUpdate",
+    "Match", "MatchGameResult", "MatchLogs", "MatchResult", "MatchStatus", "NewToken",
+    "NotFoundError", "PairStanding", "PermissionDeniedError", "RateLimitedError", "ServerInfo",
+    "ServerUnavailableError", "Standing", "Submitted", "TokenInfo", "UserInfo", "VersionStatus",
+    "bot_name_for", "find_token", "is_local_address", "parse_replays",
 ]

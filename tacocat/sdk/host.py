@@ -6,16 +6,20 @@ all the games in flight) and answers each with one ``ClientFrame`` on stdout hol
 answers to its requests, after a ``Hello`` once the bot is loaded. Every game gets its own
 bot object, made by the bot's class. Anything the bot prints goes
 to stderr: file descriptor 1 is pointed at stderr before the bot is imported, and the frames
-go out on a private duplicate of the original stdout. Exit status: 0 at the end of the match
-(``MatchEnd`` or end of input), 2 for bad usage, 3 when the bot cannot be loaded, 4 when the
-referee breaks the protocol.
+go out on a private duplicate of the original stdout. Before the first thing the bot prints in
+each game, a marker line (``=== game 7 ===``, :mod:`tacocat.protocol.logs`) says which game it
+belongs to, so its owner can read the arena's log game by game (writes straight to file
+descriptor 2, by a child process say, carry no marker of their own). Exit status: 0 at the end
+of the match (``MatchEnd`` or end of input), 2 for bad usage, 3 when the bot cannot be
+loaded, 4 when the referee breaks the protocol.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
-from typing import BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from google.protobuf.message import DecodeError
 
@@ -27,6 +31,7 @@ from tacocat.protocol import (
     frame,
     read_frame,
 )
+from tacocat.protocol.logs import game_marker
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import BotLoadError, RefereeError
@@ -42,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE, file=sys.stderr)
         return 0 if args and args[0] in ("-h", "--help") else 2
     frames_in, frames_out = _claim_stdio()
+    marks = _GameMarks(sys.stderr)
+    sys.stdout = sys.stderr = marks
     try:
         factory = load_bot_class(args[0])
         bot = make_bot(factory)  # fails here, with its reason, if the class cannot be made
@@ -61,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
             replies = pb.ClientFrame()
             for msg in pb.ServerFrame.FromString(data).messages:
+                marks.game = _game_of(msg)
                 session.handle(msg, replies.messages.add)
             if replies.messages:
                 _send(frames_out, replies.SerializeToString())
@@ -83,6 +91,56 @@ def _claim_stdio() -> tuple[BinaryIO, int]:
     sys.stdout = sys.stderr
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the host
     return frames_in, frames_out
+
+
+class _GameMarks(io.TextIOBase):
+    """The bot's ``sys.stdout``/``sys.stderr``: ``inner`` with a marker line before the first
+    write of each game (:attr:`game`, set before each message is handled)."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+        self.game: int | None = None
+        self._marked: int | None = None
+        self._line_open = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        if self.game is not None and self.game != self._marked:
+            self._marked = self.game
+            self.inner.write(("\n" if self._line_open else "") + game_marker(self.game))
+        self._line_open = not text.endswith("\n")
+        return self.inner.write(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.inner.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self.inner.errors
+
+    def __getattr__(self, name: str) -> Any:
+        # What else a bot may use of a real stderr (``buffer``, ``reconfigure``, ...);
+        # bytes written to ``buffer`` carry no marker, like writes to file descriptor 2.
+        return getattr(self.inner, name)
+
+
+def _game_of(msg: pb.ServerMessage) -> int | None:
+    """The game a message is about (``None``: the whole match)."""
+    kind = msg.WhichOneof("kind")
+    if kind in ("game_start", "request", "result", "error"):
+        return int(getattr(msg, kind).game)
+    return None
 
 
 def _send(fd: int, data: bytes) -> None:

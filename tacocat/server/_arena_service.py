@@ -62,6 +62,7 @@ from ._arena_convert import (
 )
 from ._arena_delta import DeltaEncoder
 from ._arena_feed import Feeds
+from ._arena_logs import match_logs
 from ._auth import token_from_metadata
 from ._limits import peer_subject
 from ._strict_rpc import strict_handler
@@ -422,6 +423,12 @@ class ArenaService(apb_grpc.ArenaServicer):
         for start in range(0, len(blob), REPLAY_CHUNK_BYTES):
             yield apb.ReplayChunk(data=blob[start:start + REPLAY_CHUNK_BYTES],
                                   total_bytes=len(blob))
+
+    @_refusals
+    async def GetMatchLogs(self, request: apb.GetMatchLogsRequest,
+                           context: Context) -> apb.MatchLogs:
+        # A token is needed (UNAUTHENTICATED without); the arena refuses non-owners.
+        return await self.run(match_logs, self.arena, await self.actor(context), request)
 
 
 def _details(exc: BaseException) -> str:

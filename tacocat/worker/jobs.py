@@ -11,7 +11,8 @@ A match job (:func:`play_match`, the body is :func:`run_match`):
    the job;
 4. kill both bots' process groups and delete the folder;
 5. ``arena.record_match`` (exactly once: a duplicate run's result is dropped there), which
-   also schedules what became due, enqueuing it here;
+   also schedules what became due, enqueuing it here; then each bot's stderr, for its owner
+   (a failure there costs the logs, never the match);
 6. add the job's time split (games, bot starts, recording) to the worker counters.
 
 The worker process calls :func:`configure` once; the forked work horses inherit it. With
@@ -175,6 +176,8 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     done = arena.record_match(match.id, result,
                               enqueue=queue.enqueue_match if queue is not None else None,
                               on_refit=metrics.observe_refit if metrics is not None else None)
+    if done.recorded:  # a duplicate run's logs are not the recorded games'
+        _watched(arena.store_match_logs, match.id, dict(zip("ab", played.logs, strict=True)))
     _watched(arena.end_live, match)
     ended = time.perf_counter()
     report = MatchReport(
@@ -305,7 +308,11 @@ def _first_forfeit(played: PlayedMatch) -> str:
     for index, (record, a_seat) in enumerate(zip(played.records, played.a_seats, strict=True)):
         outcome = record.result
         if outcome.reason is Reason.FORFEIT and outcome.offender == a_seat:
-            return f"smoke game {index + 1} against {played.sides[1].name}: {outcome.detail}"
+            # The reason is public (bot pages): the bot's own words stay out of it, so say
+            # where its owner sees them.
+            return (f"smoke game {index + 1} against {played.sides[1].name}: "
+                    f"{outcome.detail} (`tacocat play BOT {played.sides[1].name} --logs DIR` "
+                    "shows what it printed, tracebacks included)")
         if outcome.reason is Reason.ABORTED:
             return f"smoke game {index + 1} aborted: {outcome.detail}"
     return ""

@@ -9,6 +9,9 @@ game: a start costs ~100 ms, a game a few ms), launched through the worker's
 (:mod:`tacocat.referee`'s table: faults forfeit games, never the job; three costly faults in
 a row and a side gives up).
 
+Each side's stderr is kept (:class:`~tacocat.protocol.logs.BotLog`, capped) for its owner:
+:attr:`PlayedMatch.logs`.
+
 Only a failure that cannot be the bots' doing raises :class:`MatchError`: both bots failing
 their very first start (a broken sandbox or interpreter), so the job fails and is retried
 rather than recording a result nobody earned.
@@ -22,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tacocat.engine import GameRecord, MatchGame, Ruleset, ScheduledGame
+from tacocat.protocol.logs import BotLog
 from tacocat.referee import (
     DEFAULT_BATCH,
     DEFAULT_MAX_STRIKES,
@@ -62,6 +66,8 @@ class PlayedMatch:
     a_seats: list[int]
     timings: Timings
     sides: tuple[SideReport, SideReport]
+    logs: tuple[bytes, bytes] = (b"", b"")
+    """What each side's bot wrote to stderr (A's, B's), capped: its owner's to read."""
 
 
 class _Side:
@@ -71,7 +77,8 @@ class _Side:
                  startup_timeout: float, on_decision: DecisionTimer | None) -> None:
         self.bot = bot
         self.command: SandboxedCommand = launcher.command(bot)
-        self.host = HostProcess(bot.name, startup_timeout=startup_timeout,
+        self.log = BotLog()
+        self.host = HostProcess(bot.name, startup_timeout=startup_timeout, log=self.log,
                                 **self.command.host_process_kwargs())
         # Sandboxed bots have a cpuacct cgroup: their background CPU counts against them.
         cpu_usage = self.command.cpu_seconds if self.command.tree else None
@@ -145,4 +152,4 @@ class MatchPlayer:
             self.timings.starts += a.seat.starts + b.seat.starts
             self.timings.games += self.clock() - started - starts
         return PlayedMatch([g.record for g in played.games], [g.a_seat for g in played.games],
-                           self.timings, played.sides)
+                           self.timings, played.sides, (a.log.data, b.log.data))

@@ -12,6 +12,7 @@ import pytest
 
 from tacocat.engine import Fault, MatchGame, Reason, duplicate_pairs
 from tacocat.engine.bots import GreedyBot, RandomBot
+from tacocat.protocol.logs import BotLog, split_games
 from tacocat.referee import (
     HostError,
     HostProcess,
@@ -67,28 +68,43 @@ def test_a_bot_that_prints_to_stdout_does_not_corrupt_the_frames() -> None:
         assert all(g.record.result.reason is not Reason.FORFEIT for g in games)
         assert "thinking about the duel" in host.stderr_tail(50)
         assert "raw bytes on fd 1" in host.stderr_tail(50)
+        assert "bytes via sys.stdout.buffer" in host.stderr_tail(50)
 
 
 @pytest.mark.parametrize("batch", [1, 8])
 def test_a_bot_that_raises_forfeits_with_crash_and_plays_on(batch: int) -> None:
-    with HostProcess(str(BOTS / "crashing_bot.py")) as host:
+    log = BotLog()
+    with HostProcess(str(BOTS / "crashing_bot.py"), log=log) as host:
         games = match(host, games=8, batch=batch)
         for game in games:
             fault, detail = forfeit_of(game)
             assert fault is Fault.CRASH
-            assert "RuntimeError: boom in attack at crashing_bot.py" in detail
+            # The public record names the built-in exception, never the bot's words ...
+            assert detail.endswith(": RuntimeError"), detail
+            assert "boom" not in detail
         assert host.starts == 1  # the process survived its bot's exceptions
+    # ... which its owner reads in its log, traceback included, game by game.
+    text = log.data.decode()
+    assert "RuntimeError: boom in attack" in text and "Traceback" in text
+    assert 'crashing_bot.py", line' in text
+    parts = split_games(text)
+    assert sorted(k for k in parts if k is not None) == list(range(8))
+    assert all("boom in attack" in parts[g] for g in range(8))
 
 
 def test_a_host_that_dies_forfeits_with_crash_and_is_restarted() -> None:
-    with HostProcess(str(BOTS / "exiting_bot.py")) as host:
+    log = BotLog()
+    with HostProcess(str(BOTS / "exiting_bot.py"), log=log) as host:
         played = play(host, games=2)
         for game in played.games:
             fault, detail = forfeit_of(game)
             assert fault is Fault.CRASH
-            assert "exited with code 3" in detail
-            assert "goodbye, cruel world" in detail
+            assert detail.endswith("exited with code 3"), detail  # its last words: not here
         assert host.starts == 2
+        text = log.data.decode()
+        assert text.count("goodbye, cruel world") == 2  # ... but in its owner's log
+        assert "[referee] crash: exited with code 3; every game in flight forfeits" in text
+        assert "[referee] the bot's process is restarted" in text
         assert played.sides[0].restarts == 2 and played.sides[0].gave_up is None
 
 

@@ -116,7 +116,8 @@ def test_every_call_that_is_not_a_read_needs_a_valid_token(world: World) -> None
     methods = apb.DESCRIPTOR.services_by_name["Arena"].methods
     guarded = [m.name for m in methods if m.name not in READS | SELF_SERVICE]
     assert set(guarded) == {"WhoAmI", "CreateUser", "CreateToken", "ListTokens",
-                            "RevokeToken", "SubmitBot", "CreateLadder", "JoinLadder"}
+                            "RevokeToken", "SubmitBot", "CreateLadder", "JoinLadder",
+                            "GetMatchLogs"}
     assert all(not m.server_streaming for m in methods if m.name in guarded)
     before = world.state()
     for method in guarded:

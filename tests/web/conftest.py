@@ -21,6 +21,7 @@ import redis as redis_py
 from tacocat.server.web import WebServer, WebSettings
 from tacocat.server.web._app import HUB
 
+from ..cli.helpers import ArenaProcesses
 from .data import Ladder, make_ladder
 
 CHROMIUM = Path(os.environ.get("TACOCAT_CHROMIUM", "/usr/bin/chromium"))
@@ -28,6 +29,17 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[ArenaProcesses]:
+    """``tacocat serve`` and a sandboxed ``tacocat worker`` as processes, in ``tmp_path``."""
+    arena = ArenaProcesses(tmp_path)
+    try:
+        arena.start()
+        yield arena
+    finally:
+        arena.stop()
 
 
 @pytest.fixture

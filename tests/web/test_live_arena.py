@@ -6,7 +6,6 @@ running match, and its live viewer shows each game as the worker finishes it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +31,6 @@ class Slow(GreedyBot):
         time.sleep(0.08)
         return super().duel(obs)
 '''
-
-
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[ArenaProcesses]:
-    arena = ArenaProcesses(tmp_path)
-    try:
-        arena.start()
-        yield arena
-    finally:
-        arena.stop()
 
 
 def test_watch_a_match_while_the_worker_plays_it(running: ArenaProcesses, page: Any,

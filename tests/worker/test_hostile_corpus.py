@@ -7,7 +7,8 @@ succeed raises ``ESCAPED: ...``; one that is refused raises ``blocked: ...`` wit
 stopped it; resource abuse ends in the natural fault (timeout, crash, protocol). For each:
 
 - contained: no ``ESCAPED`` anywhere, and every game of its match is its forfeit with the
-  expected fault and detail (``--max-strikes 1``: the first fault makes it give up);
+  expected fault and detail (``--max-strikes 1``: the first fault makes it give up); what
+  the bot says (``blocked: ...``) is in its owner's log, never in the public record;
 - the healthy bot never forfeits, and the same worker processes then play a normal match;
 - nothing is left running: no process of a bot slot's uid, nothing in (and no trace of) the
   pids cgroups the match jobs made, nothing below ``tacocat worker`` after it stops.
@@ -195,15 +196,20 @@ def test_the_hostile_corpus_is_contained_by_the_real_worker_path(
         side = "a" if match.a == version else "b"
         replays = arena.match_replays(match.id)
         details = [r.result.detail for r in replays]
+        # What the bot says (ESCAPED/blocked) reaches its owner's log only, never the record.
+        (log,) = arena.match_logs(arena.get_user("mal"), match.id)
+        said = log.text
         faults = [g.fault.value if g.fault else None for g in match.result.games]
         summary.append(f"{name}: {faults} {details[0][:400]!r}")
-        if any("ESCAPED" in d for d in details):
-            problems.append(f"{name} escaped: {details}")
+        if "ESCAPED" in said or any("ESCAPED" in d for d in details):
+            problems.append(f"{name} escaped: {details} {said[-2000:]}")
+        if any("blocked" in d for d in details):
+            problems.append(f"{name}: the bot's words are in the public record: {details}")
         for game in match.result.games:
             if (game.reason, game.offender, game.fault) != (Reason.FORFEIT, side, fault):
                 problems.append(f"{name}: expected a {fault.value} forfeit, got {game}")
-        if detail not in details[0]:
-            problems.append(f"{name}: expected {detail!r} in {details[0]!r}")
+        if detail not in details[0] + said:
+            problems.append(f"{name}: expected {detail!r} in {details[0]!r} or its log")
     print("\n".join(summary))
     print(f"corpus of {len(CORPUS)} hostile bots played in {corpus_seconds:.1f} s")
     assert not problems, "\n".join(problems + summary)

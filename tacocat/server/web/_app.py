@@ -51,6 +51,7 @@ from tacocat.engine import RecordError
 
 from . import _data, _people, _render
 from ._live import LiveHub
+from ._logs_view import PRIVATE_HEADERS, api_match_logs, logs_panel, requested_logs
 from ._metrics import add_metrics_route
 
 log = logging.getLogger("tacocat.server.web")
@@ -123,6 +124,7 @@ def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
         web.get("/api/matches/{id}/games/{game}", api_game),
         web.get("/api/matches/{id}/replays.jsonl.gz", api_replays),
         web.get("/api/matches/{id}/live", api_live_events),
+        web.get("/api/matches/{id}/logs", api_logs),
         web.get("/api/bots/{owner}/{name}", api_bot),
         web.get("/api/users/{name}", api_user),
         web.get("/healthz", healthz),
@@ -246,7 +248,14 @@ async def match_page(request: web.Request) -> web.Response:
             problem = f"Game {game + 1}'s replay record does not replay: {exc}"
     elif view.match.result is not None:
         problem = "The worker kept no replays for this match."
-    return _html(_render.match_page(request.app[STATIC], view, game, data, problem))
+    owner = await requested_logs(request, request.app[ARENA], view.match.id)
+    if owner is None:
+        return _html(_render.match_page(request.app[STATIC], view, game, data, problem))
+    logs, keep = owner
+    response = _html(_render.match_page(request.app[STATIC], view, game, data, problem,
+                                        logs=logs_panel(logs, game), keep=keep))
+    response.headers.update(PRIVATE_HEADERS)
+    return response
 
 
 async def live_page(request: web.Request) -> web.Response:
@@ -340,6 +349,10 @@ async def api_replays(request: web.Request) -> web.Response:
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in match_id)
     return web.Response(body=blob, content_type="application/gzip", headers={
         "Content-Disposition": f'attachment; filename="{safe}.jsonl.gz"'})
+
+
+async def api_logs(request: web.Request) -> web.Response:
+    return await api_match_logs(request, request.app[ARENA])
 
 
 async def api_bot(request: web.Request) -> web.Response:

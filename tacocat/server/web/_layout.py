@@ -110,11 +110,14 @@ def ladder_url(name: str) -> str:
     return f"/ladders/{quote(name, safe='')}"
 
 
-def match_url(match_id: str, game: int | None = None) -> str:
+def match_url(match_id: str, game: int | None = None, keep: str = "") -> str:
     """The match page; with ``game`` (0-based index), its replay of that game. URLs, pages
-    and the CLI number games from 1: ``?game=1`` is the first."""
+    and the CLI number games from 1: ``?game=1`` is the first. ``keep``: a query to keep
+    (an owner's signed logs link)."""
     base = f"/matches/{quote(match_id, safe='')}"
-    return base if game is None else f"{base}?game={game + 1}#viewer"
+    if game is None:
+        return f"{base}?{keep}" if keep else base
+    return f"{base}?{keep + '&' if keep else ''}game={game + 1}#viewer"
 
 
 def live_url(match_id: str) -> str:

@@ -40,9 +40,11 @@ def _game_outcome(view: MatchView, game: GameResult) -> Html:
 
 def match_page(static: Static, view: MatchView, game: int | None,
                game_data: Mapping[str, object] | None, problem: str | None,
-               live: Html | None = None) -> str:
+               live: Html | None = None, logs: Html | None = None, keep: str = "") -> str:
     """The match page; ``live`` (a banner) makes it the live viewer of a running match,
-    whose ``view.records`` are the games finished so far."""
+    whose ``view.records`` are the games finished so far. ``logs`` is the owner's panel
+    (:mod:`._logs_view`), shown below the viewer; ``keep`` a query every game link keeps
+    (the signed link that showed it)."""
     match, lad = view.match, view.ladder
     result = match.result
     crumbs = breadcrumbs(("Ladders", "/"), (lad.name, ladder_url(lad.name)),
@@ -74,7 +76,7 @@ def match_page(static: Static, view: MatchView, game: int | None,
                       else tag("span", "none", class_="muted"))
             link: Html = Html("")
             if i < len(view.records):
-                link = tag("a", "Replay", href=match_url(match.id, i),
+                link = tag("a", "Replay", href=match_url(match.id, i, keep),
                            aria_current="true" if i == game else None,
                            aria_label=f"Replay game {i + 1}")
             rows.append(tag(
@@ -119,7 +121,7 @@ def match_page(static: Static, view: MatchView, game: int | None,
         viewer = tag("section", tag("h2", "Replay"), tag("p", problem, class_="empty"),
                      class_="panel", id="viewer")
     elif game is not None and game_data is not None:
-        viewer = viewer_skeleton(game, len(view.records))
+        viewer = viewer_skeleton(game, len(view.records), keep)
         data = json_script("replay-data", game_data)
         scripts = ("replay.js",)
     elif live is not None:
@@ -127,7 +129,7 @@ def match_page(static: Static, view: MatchView, game: int | None,
                      tag("p", "The first game is being played; it appears here when it ends.",
                          class_="empty"), class_="panel", id="viewer")
     # The replay first: it is what people open a match for; the games table follows.
-    content = join([header, live or "", viewer, games_html])
+    content = join([header, live or "", viewer, logs or "", games_html])
     if live is not None:
         scripts = (*scripts, "live.js")
     return page(static, Page(f"Match {match.id}", content, scripts=scripts, head_data=data))
@@ -143,7 +145,7 @@ _ICONS = {
 }
 
 
-def viewer_skeleton(game: int, games: int) -> Html:
+def viewer_skeleton(game: int, games: int, keep: str = "") -> Html:
     """The replay viewer's frame; ``replay.js`` fills it from the JSON in the page."""
 
     def button(go: str, label: str, icon: str, keys: str | None = None) -> Html:
@@ -166,9 +168,11 @@ def viewer_skeleton(game: int, games: int) -> Html:
     )
     nav_games = tag(
         "p",
-        tag("a", "← previous game", href=match_url_placeholder(game - 1), data_game=game)
+        tag("a", "← previous game", href=match_url_placeholder(game - 1, keep),
+            data_game=game)
         if game > 0 else "",
-        tag("a", "next game →", href=match_url_placeholder(game + 1), data_game=game + 2)
+        tag("a", "next game →", href=match_url_placeholder(game + 1, keep),
+            data_game=game + 2)
         if game + 1 < games else "",
         class_="game-nav")
     return tag(
@@ -202,7 +206,7 @@ def viewer_skeleton(game: int, games: int) -> Html:
     )
 
 
-def match_url_placeholder(game: int) -> str:
+def match_url_placeholder(game: int, keep: str = "") -> str:
     """A relative link to another game (0-based index) of the same match, keeping the page's
-    path; the URL numbers games from 1."""
-    return f"?game={game + 1}#viewer"
+    path (and ``keep``, a query); the URL numbers games from 1."""
+    return f"?{keep + '&' if keep else ''}game={game + 1}#viewer"

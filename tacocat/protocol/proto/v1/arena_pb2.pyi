@@ -1495,3 +1495,92 @@ class ReplayChunk(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReplayChunk: _TypeAlias = ReplayChunk  # noqa: Y015
+
+@_typing.final
+class GetMatchLogsRequest(_message.Message):
+    """----------------------------------------------------------------------- bot logs"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    LINK_SECONDS_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    link_seconds: _builtins.float
+    """> 0: also sign a viewer link lasting this long (at most a week)"""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        link_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "link_seconds", b"link_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMatchLogsRequest: _TypeAlias = GetMatchLogsRequest  # noqa: Y015
+
+@_typing.final
+class BotLog(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SIDE_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    STORED_FIELD_NUMBER: _builtins.int
+    side: Global___Side.ValueType
+    version: _builtins.str
+    text: _builtins.bytes
+    """UTF-8: the bot's stderr (capped at 64 KiB, the cut said in it), with"""
+    stored: _builtins.bool
+    """`=== game N ===` markers and the referee's `[referee] ...` lines
+    false: the worker kept no log of this match
+    """
+    def __init__(
+        self,
+        *,
+        side: Global___Side.ValueType = ...,
+        version: _builtins.str = ...,
+        text: _builtins.bytes = ...,
+        stored: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["side", b"side", "stored", b"stored", "text", b"text", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotLog: _TypeAlias = BotLog  # noqa: Y015
+
+@_typing.final
+class MatchLogs(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    LOGS_FIELD_NUMBER: _builtins.int
+    LINK_FIELD_NUMBER: _builtins.int
+    LINK_EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    match: _builtins.str
+    link: _builtins.str
+    """the `logs` query parameter of /matches/ID (when asked)"""
+    link_expires_at: _builtins.float
+    @_builtins.property
+    def logs(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotLog]:
+        """your sides only, A's first"""
+
+    def __init__(
+        self,
+        *,
+        match: _builtins.str = ...,
+        logs: _abc.Iterable[Global___BotLog] | None = ...,
+        link: _builtins.str = ...,
+        link_expires_at: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link", b"link", "link_expires_at", b"link_expires_at", "logs", b"logs", "match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchLogs: _TypeAlias = MatchLogs  # noqa: Y015

@@ -129,6 +129,11 @@ class ArenaStub:
                 request_serializer=tacocat_dot_v1_dot_arena__pb2.GetMatchReplaysRequest.SerializeToString,
                 response_deserializer=tacocat_dot_v1_dot_arena__pb2.ReplayChunk.FromString,
                 _registered_method=True)
+        self.GetMatchLogs = channel.unary_unary(
+                '/tacocat.v1.Arena/GetMatchLogs',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.MatchLogs.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -267,6 +272,17 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMatchLogs(self, request, context):
+        """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
+        for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+        PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+        quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+        parameter for the web viewer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -364,6 +380,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetMatchReplays,
                     request_deserializer=tacocat_dot_v1_dot_arena__pb2.GetMatchReplaysRequest.FromString,
                     response_serializer=tacocat_dot_v1_dot_arena__pb2.ReplayChunk.SerializeToString,
+            ),
+            'GetMatchLogs': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatchLogs,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.GetMatchLogsRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.MatchLogs.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -879,6 +900,33 @@ class Arena:
             '/tacocat.v1.Arena/GetMatchReplays',
             tacocat_dot_v1_dot_arena__pb2.GetMatchReplaysRequest.SerializeToString,
             tacocat_dot_v1_dot_arena__pb2.ReplayChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatchLogs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tacocat.v1.Arena/GetMatchLogs',
+            tacocat_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.MatchLogs.FromString,
             options,
             channel_credentials,
             insecure,

@@ -99,6 +99,13 @@ class ArenaStub:
     gzip-compressed: concatenate the chunks' `data` to get a `.jsonl.gz` file. Empty for a
     match that is not recorded or kept no replays.
     """
+    GetMatchLogs: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetMatchLogsRequest, _arena_pb2.MatchLogs]
+    """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
+    for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+    PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+    quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+    parameter for the web viewer.
+    """
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -144,6 +151,13 @@ class ArenaAsyncStub(ArenaStub):
     """The match's replay records (RULES.md section 8), one JSON line per game in game order,
     gzip-compressed: concatenate the chunks' `data` to get a `.jsonl.gz` file. Empty for a
     match that is not recorded or kept no replays.
+    """
+    GetMatchLogs: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetMatchLogsRequest, _arena_pb2.MatchLogs]  # type: ignore[assignment]
+    """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
+    for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+    PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+    quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+    parameter for the web viewer.
     """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
@@ -301,6 +315,19 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """The match's replay records (RULES.md section 8), one JSON line per game in game order,
         gzip-compressed: concatenate the chunks' `data` to get a `.jsonl.gz` file. Empty for a
         match that is not recorded or kept no replays.
+        """
+
+    @_abc_1.abstractmethod
+    def GetMatchLogs(
+        self,
+        request: _arena_pb2.GetMatchLogsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.MatchLogs, _abc.Awaitable[_arena_pb2.MatchLogs]]:
+        """What your bot wrote to stderr during a match (the tracebacks of its crashes included),
+        for each side whose bot you own. Needs a token (UNAUTHENTICATED without);
+        PERMISSION_DENIED for anyone but the owners (other users, admins: a bot's output may
+        quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
+        parameter for the web viewer.
         """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
