@@ -141,7 +141,12 @@ def build(root: Path = ROOT_DIR) -> str:
             return (result.stdout[-3000:] + result.stderr[-3000:]).strip() or \
                 f"the mypyc build exited with {result.returncode}"
         for name in (*MODULES, GROUP + "__mypyc"):
-            shutil.copy2(_extension(copy, name), _extension(root, name))
+            # A new file renamed into place, never written into the old one: a process that
+            # has the old library mapped (a worker, a test run, another build) keeps it.
+            target = _extension(root, name)
+            partial = target.with_name(f".{target.name}.{os.getpid()}")
+            shutil.copy2(_extension(copy, name), partial)
+            os.replace(partial, target)
     if source_digests(root) != digests:
         clean(root)
         return "the source changed during the build; run it again"
