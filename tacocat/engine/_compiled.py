@@ -1,8 +1,8 @@
 """Which form of the match runtime's hot path runs: the source, or its mypyc build.
 
 ``./dev setup`` (and ``pip install``, through setup.py) compiles the modules every decision
-goes through, the engine's state machine, table, card helpers, bot driver and random bot and
-the referee's loop, seats, feed and policy, with mypyc into ONE group of extension modules
+goes through (the engine's state machine, table, card helpers, bot driver and random bot's
+choices; the referee's loop, seats, feed and policy) with mypyc into ONE group of modules
 next to their sources (:data:`MODULES`; the group's shared library is
 ``engine/_native__mypyc``). One group, because modules of a group call each other's
 functions and read each other's attributes natively, while separately compiled modules
@@ -14,8 +14,9 @@ The build records the digest of every source it came from. Whenever one of them 
 matches (edited since), or ``TACOCAT_PURE_PYTHON=1`` is set, every module of the group is
 loaded from its ``.py`` file instead (a finder placed first on ``sys.meta_path``), so an
 edit is never silently ignored and the pure form stays one variable away. Both forms play
-byte-identical games (tested). :class:`~tacocat.engine.Bot` is not compiled: bot authors
-subclass it, and a compiled class cannot have interpreted subclasses.
+byte-identical games (tested). No class bot authors may subclass is compiled
+(:class:`~tacocat.engine.Bot`, the house bots): a compiled class cannot have interpreted
+subclasses, so ``RandomBot`` calls the compiled functions of ``bots/_random_play.py``.
 
 This module is standalone (standard library, no sibling imports) so the build script and
 setup.py can load it by path without importing the package it is about to replace; the
@@ -37,7 +38,8 @@ from pathlib import Path
 from types import ModuleType
 
 MODULES = (
-    "engine._state", "engine._table", "engine._cards", "engine._driver", "engine.bots._random",
+    "engine._state", "engine._table", "engine._cards", "engine._driver",
+    "engine.bots._random_play",
     "referee._feed", "referee._policy", "referee._seats", "referee._loop",
 )
 """The compiled group, as modules of the ``tacocat`` package."""
@@ -48,8 +50,6 @@ ROOT_DIR = Path(__file__).resolve().parent.parent
 BUILD_RECORD = ROOT_DIR / "engine" / ".compiled.json"
 """``{module: sha256 of the source it was built from}``, written by the build."""
 PURE_VARIABLE = "TACOCAT_PURE_PYTHON"
-_LEGACY = ("engine/_state__mypyc",)
-"""Libraries of earlier builds (one module per group), removed by :func:`clean`."""
 _MYPY_CONFIG = "[mypy]\nfollow_imports = silent\nignore_missing_imports = True\n"
 """Compiling is not checking (``mypy`` does that with the project's settings): imported
 packages are read for their types, and one that is not installed (protobuf, in a wheel's
@@ -75,10 +75,9 @@ def source_digests(root: Path = ROOT_DIR) -> dict[str, str]:
 
 
 def extension_files(root: Path = ROOT_DIR) -> list[Path]:
-    """The built extension modules (and the group's library) for this interpreter."""
-    candidates = [_extension(root, name) for name in MODULES] + [_library(root)] + [
-        _extension(root, legacy.replace("/", ".")) for legacy in _LEGACY]
-    return [path for path in candidates if path.exists()]
+    """Every extension module in the package for this interpreter: the build's, and those of
+    earlier builds whose modules have left the group (which would shadow their sources)."""
+    return sorted(root.rglob(f"*{importlib.machinery.EXTENSION_SUFFIXES[0]}"))
 
 
 def build_is_current(root: Path = ROOT_DIR) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from tacocat.engine.bots import _random
+from tacocat.engine import Bot, house_bot
+from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot, _random_play
 
 
 def test_the_random_bots_sample_makes_the_draws_random_sample_makes() -> None:
@@ -13,14 +14,22 @@ def test_the_random_bots_sample_makes_the_draws_random_sample_makes() -> None:
         hand = sorted(random.Random(-seed).choices(range(1, 13), k=size))
         k = 1 + seed % size
         ours, theirs = random.Random(seed), random.Random(seed)
-        assert _random._sample(ours, hand, k) == theirs.sample(hand, k)
+        assert _random_play._sample(ours, hand, k) == theirs.sample(hand, k)
         assert ours.random() == theirs.random()  # and leaves the generator in the same state
 
 
 def test_the_random_bots_sample_refuses_more_than_the_population() -> None:
     try:
-        _random._sample(random.Random(1), [1, 2], 3)
+        _random_play._sample(random.Random(1), [1, 2], 3)
     except ValueError as exc:
         assert str(exc) == "sample of 3 from a population of 2"
     else:
         raise AssertionError("a sample larger than the hand was drawn")
+
+
+def test_bot_authors_can_subclass_every_house_bot_and_bot() -> None:
+    # Compiled classes cannot have interpreted subclasses: none of these may be compiled.
+    for base in (Bot, RandomBot, GreedyBot, StrongBot):
+        subclass = type(f"Mine{base.__name__}", (base,), {"name": "mine"})
+        assert isinstance(subclass(), base)
+    assert type(house_bot("random")) is RandomBot
