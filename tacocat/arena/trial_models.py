@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from tacocat.engine import ScheduledGame, duplicate_pairs
-from tacocat.engine.sprt import Pentanomial, Sprt, verdict_words
+from tacocat.engine.sprt import Pentanomial, Sprt, stop_words
 
 
 class TrialStatus(str, Enum):
@@ -104,14 +104,9 @@ class Trial:
         return self.sprt.line(self.pentanomial, self.games)
 
     def verdict(self) -> str:
-        """The final words (also "no verdict" while running, or why it stopped)."""
-        if self.status in (TrialStatus.H0, TrialStatus.H1, TrialStatus.EXHAUSTED):
-            return verdict_words(self.sprt, self.pentanomial, self.line())
-        if self.status is TrialStatus.CANCELLED:
-            return f"cancelled ({self.reason}); no verdict\n  {self.line()}"
-        if self.status is TrialStatus.FAILED:
-            return f"failed: {self.reason}"
-        return f"{self.status.value}: no verdict yet\n  {self.line()}"
+        """The final words (or where it stands while open, or why it stopped)."""
+        return stop_words(self.status.value, self.reason, self.sprt, self.pentanomial,
+                          self.games)
 
 
 def is_trial_match(match_id: str) -> bool:

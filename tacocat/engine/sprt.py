@@ -242,3 +242,16 @@ def verdict_words(sprt: Sprt, penta: Pentanomial, line: str) -> str:
         words = (f"no verdict: --games ran out with LLR {llr:+.2f} inside "
                  f"({sprt.lower:+.2f}, {sprt.upper:+.2f}); play more games")
     return f"SPRT {words}\n  {line}"
+
+
+def stop_words(state: str, reason: str, sprt: Sprt, penta: Pentanomial, games: int) -> str:
+    """Where a test on the arena stands (``state``: ``waiting``, ``running``, ``H0``,
+    ``H1``, ``exhausted``, ``cancelled``, ``failed``), in the words of the local run."""
+    line = sprt.line(penta, games)
+    if state in (Verdict.H0.value, Verdict.H1.value, "exhausted"):
+        return verdict_words(sprt, penta, line)
+    if state == "cancelled":
+        return f"cancelled ({reason}): no verdict\n  {line}"
+    if state == "failed":
+        return f"failed: {reason}"
+    return f"{state}: no verdict yet\n  {line}"

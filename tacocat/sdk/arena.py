@@ -60,6 +60,7 @@ from ._arena_types import (
     UserInfo,
     VersionStatus,
 )
+from ._trial_types import Trial, TrialStatus
 
 __all__ = [
     "ADMIN_TOKEN_FILE", "ARENA_SERVICE", "DEFAULT_DATA_DIR", "MAX_SUBMISSION_BYTES",
@@ -69,6 +70,6 @@ __all__ = [
     "MatchResult", "MatchStatus", "NewToken", "NotFoundError", "PairStanding",
     "PermissionDeniedError", "RateLimitedError", "ServerInfo", "ServerUnavailableError",
     "Standing", "Submitted",
-    "TokenInfo", "UserInfo", "VersionStatus", "bot_name_for", "find_token",
-    "is_local_address", "parse_replays",
+    "TokenInfo", "Trial", "TrialStatus", "UserInfo", "VersionStatus", "bot_name_for",
+    "find_token", "is_local_address", "parse_replays",
 ]
