@@ -168,7 +168,7 @@ def parse_trial(fields: Mapping[str, str]) -> Trial:
 
 
 def list_trials(redis: Redis, keys: TrialKeys, *, owner: str | None, version: str | None,
-                count: int) -> list[Trial]:
+                bot: str | None, count: int) -> list[Trial]:
     ids = [text(t) for t in redis.zrevrange(keys.all, 0, -1)]
     found = []
     for start in range(0, len(ids), 200):
@@ -177,8 +177,10 @@ def list_trials(redis: Redis, keys: TrialKeys, *, owner: str | None, version: st
             pipe.hgetall(keys.trial(trial_id))
         for raw in pipe.execute():
             trial = parse_trial(text_map(raw))
+            sides = (trial.candidate, trial.baseline)
             if (owner is None or trial.owner == owner) and (
-                    version is None or version in (trial.candidate, trial.baseline)):
+                    version is None or version in sides) and (
+                    bot is None or bot in (v.rpartition("@")[0] for v in sides)):
                 found.append(trial)
                 if len(found) >= count:
                     return found

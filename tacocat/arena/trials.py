@@ -116,10 +116,11 @@ class Trials:
 
     @_unavailable
     def find(self, *, owner: str | None = None, version: str | None = None,
-             count: int = 100) -> list[Trial]:
-        """Newest first; only ``owner``'s, or those with ``version`` on either side."""
+             bot: str | None = None, count: int = 100) -> list[Trial]:
+        """Newest first; only ``owner``'s, or those with ``version`` (or a version of
+        ``bot``) on either side. Reads every trial: fine for thousands, not for millions."""
         return store.list_trials(self.redis, self.keys, owner=owner, version=version,
-                                 count=count)
+                                 bot=bot, count=count)
 
     @_unavailable
     def cancel(self, actor: User, trial_id: str) -> Trial:
