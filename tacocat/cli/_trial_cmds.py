@@ -141,8 +141,12 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
     trial: Trial | None = None
     try:
         for trial in client.watch_trial(trial_id):
-            line = (f"waiting for the smoke game of {trial.candidate}"
-                    if trial.status is TrialStatus.WAITING else trial.line())
+            if trial.status is TrialStatus.WAITING:
+                line = f"waiting for the smoke game of {trial.candidate}"
+            elif trial.status is TrialStatus.RUNNING and not trial.games:
+                line = "running: the first match is being played"
+            else:
+                line = trial.line()
             if line != last:
                 print(f"test {trial.id}: {line}", file=sys.stderr, flush=True)
                 last = line
