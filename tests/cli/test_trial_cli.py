@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -107,6 +108,25 @@ def test_cancel_is_the_owners_and_bad_input_says_what_to_do(users: Users) -> Non
     assert started.returncode == 0, started.stderr
     trial = re.search(r"test (T\d+):", started.stdout)
     assert trial is not None
+    # Ctrl-C stops following, not the test, and says how to come back.
+    env = clean_env(TACOCAT_ADDRESS=users.arena.address, TACOCAT_TOKEN=users.tokens["bob"])
+    follow = subprocess.Popen([sys.executable, "-m", "tacocat.cli", "test", "--show",
+                               trial.group(1)], cwd=users.arena.home, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert follow.stderr is not None
+        first = follow.stderr.readline()
+        assert first.startswith(f"test {trial.group(1)}: "), first
+        follow.send_signal(signal.SIGINT)
+        _, err = follow.communicate(timeout=20)
+    finally:
+        follow.kill()
+        follow.wait()
+    assert follow.returncode == 130
+    assert f"the test goes on on the arena: `tacocat test --show {trial.group(1)}`" in err
+    listed = users.call("alice", "test", "--list")
+    assert re.search(rf"{trial.group(1)} +alice +alice/greedy@1 +bob/slow@1 +running ",
+                     listed.stdout), listed.stdout
     refused = users.call("bob", "test", "--cancel", trial.group(1))
     assert refused.returncode == 1
     assert f"test {trial.group(1)} belongs to 'alice'; only its owner" in refused.stderr
