@@ -7,7 +7,18 @@ import signal
 import sys
 from types import FrameType
 
-from . import _account_cmds, _arena_cmds, _bench, _newbot, _play, _replay, _serve, _up, _worker
+from . import (
+    _account_cmds,
+    _arena_cmds,
+    _bench,
+    _newbot,
+    _play,
+    _replay,
+    _serve,
+    _trial_cmds,
+    _up,
+    _worker,
+)
 
 DESCRIPTION = """\
 Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.
@@ -29,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     _newbot.add_parser(sub)
     _arena_cmds.add_parsers(sub)
     _account_cmds.add_parsers(sub)
+    _trial_cmds.add_parser(sub)
     return parser
 
 

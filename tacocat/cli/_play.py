@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Final
 
 from tacocat.engine import STANDARD, EngineError, Ruleset
-from tacocat.engine.sprt import Pentanomial, Sprt, Verdict
+from tacocat.engine.sprt import Pentanomial, Sprt, Verdict, verdict_words
 from tacocat.engine.stats import match_stats
 from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH
 from tacocat.protocol.logs import LOG_CAP
@@ -192,25 +192,7 @@ def _play_sprt(pool: JobPool, sprt: Sprt, games: int, progress: Progress,
         stream.flush()
         if sprt.verdict(sprt.llr(penta)) is not Verdict.CONTINUE:
             break
-    return played, sprt_verdict(sprt, penta, line)
-
-
-def sprt_verdict(sprt: Sprt, penta: Pentanomial, line: str) -> str:
-    """The final words of an SPRT run."""
-    llr = sprt.llr(penta)
-    verdict = sprt.verdict(llr)
-    if verdict is Verdict.H1:
-        words = (f"H1 accepted: A is stronger than B (the games favour {sprt.elo1:+g} Elo "
-                 f"over {sprt.elo0:+g}: LLR {llr:+.2f} >= {sprt.upper:+.2f}; "
-                 f"false-positive rate {sprt.alpha:g})")
-    elif verdict is Verdict.H0:
-        words = (f"H0 accepted: A is not stronger than B (the games favour {sprt.elo0:+g} "
-                 f"Elo over {sprt.elo1:+g}: LLR {llr:+.2f} <= {sprt.lower:+.2f}; "
-                 f"false-negative rate {sprt.beta:g})")
-    else:
-        words = (f"no verdict: --games ran out with LLR {llr:+.2f} inside "
-                 f"({sprt.lower:+.2f}, {sprt.upper:+.2f}); play more games")
-    return f"SPRT {words}\n  {line}"
+    return played, verdict_words(sprt, penta, line)
 
 
 def summary(names: tuple[str, str], scores: list[float], forfeits: list[int], seed: str) -> str:

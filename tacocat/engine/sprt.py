@@ -224,3 +224,34 @@ class Sprt:
                 f"Elo {elo:+.1f} ± {half:.1f}, LLR {llr_value:+.2f} "
                 f"({self.lower:+.2f}, {self.upper:+.2f}) [{self.elo0:g}, {self.elo1:g}], "
                 f"pairs LL..WW {penta.counts}")
+
+
+def verdict_words(sprt: Sprt, penta: Pentanomial, line: str) -> str:
+    """The final words of an SPRT run (``line``: its last :meth:`Sprt.line`)."""
+    llr = sprt.llr(penta)
+    verdict = sprt.verdict(llr)
+    if verdict is Verdict.H1:
+        words = (f"H1 accepted: A is stronger than B (the games favour {sprt.elo1:+g} Elo "
+                 f"over {sprt.elo0:+g}: LLR {llr:+.2f} >= {sprt.upper:+.2f}; "
+                 f"false-positive rate {sprt.alpha:g})")
+    elif verdict is Verdict.H0:
+        words = (f"H0 accepted: A is not stronger than B (the games favour {sprt.elo0:+g} "
+                 f"Elo over {sprt.elo1:+g}: LLR {llr:+.2f} <= {sprt.lower:+.2f}; "
+                 f"false-negative rate {sprt.beta:g})")
+    else:
+        words = (f"no verdict: --games ran out with LLR {llr:+.2f} inside "
+                 f"({sprt.lower:+.2f}, {sprt.upper:+.2f}); play more games")
+    return f"SPRT {words}\n  {line}"
+
+
+def stop_words(state: str, reason: str, sprt: Sprt, penta: Pentanomial, games: int) -> str:
+    """Where a test on the arena stands (``state``: ``waiting``, ``running``, ``H0``,
+    ``H1``, ``exhausted``, ``cancelled``, ``failed``), in the words of the local run."""
+    line = sprt.line(penta, games)
+    if state in (Verdict.H0.value, Verdict.H1.value, "exhausted"):
+        return verdict_words(sprt, penta, line)
+    if state == "cancelled":
+        return f"cancelled ({reason}): no verdict\n  {line}"
+    if state == "failed":
+        return f"failed: {reason}"
+    return f"{state}: no verdict yet\n  {line}"

@@ -62,6 +62,7 @@ from ._arena_types import (
 from ._errors import SdkError
 from ._logs_types import MatchLogs
 from ._tls import Tls, TlsOption, connect_hint, resolve_tls
+from ._trial_calls import TrialCalls
 
 DEFAULT_DATA_DIR: Final = Path(".tacocat") / "data"
 """Where ``tacocat serve`` and ``tacocat up`` keep the embedded Redis and the admin token."""
@@ -210,7 +211,7 @@ def bot_name_for(path: Path) -> str:
 # ------------------------------------------------------------------------------- client
 
 
-class ArenaClient:
+class ArenaClient(TrialCalls):
     """A connection to an arena server (``tacocat serve``). Use it as a context manager or
     call :meth:`close`.
 

@@ -61,6 +61,7 @@ from ._arena_types import (
     VersionStatus,
 )
 from ._logs_types import BotLog, MatchLogs
+from ._trial_types import Trial, TrialStatus
 
 __all__ = [
     "ADMIN_TOKEN_FILE", "ARENA_SERVICE", "DEFAULT_DATA_DIR", "MAX_SUBMISSION_BYTES",
@@ -69,6 +70,7 @@ __all__ = [
     "InvalidRequestError", "Ladder", "LadderStatus", "Leaderboard", "LeaderboardUpdate",
     "Match", "MatchGameResult", "MatchLogs", "MatchResult", "MatchStatus", "NewToken",
     "NotFoundError", "PairStanding", "PermissionDeniedError", "RateLimitedError", "ServerInfo",
-    "ServerUnavailableError", "Standing", "Submitted", "TokenInfo", "UserInfo", "VersionStatus",
-    "bot_name_for", "find_token", "is_local_address", "parse_replays",
+    "ServerUnavailableError", "Standing", "Submitted", "TokenInfo", "Trial", "TrialStatus",
+    "UserInfo", "VersionStatus", "bot_name_for", "find_token", "is_local_address",
+    "parse_replays",
 ]

@@ -19,7 +19,7 @@ import functools
 import hashlib
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeVar
 
@@ -65,14 +65,14 @@ from ._arena_feed import Feeds
 from ._arena_logs import match_logs
 from ._auth import token_from_metadata
 from ._limits import peer_subject
+from ._refusals import refusals as _refusals
 from ._strict_rpc import strict_handler
+from ._trial_service import TrialRpcs
 
 log = logging.getLogger("tacocat.server.arena")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 _R = TypeVar("_R")
-_S = TypeVar("_S", bound="ArenaService")
-_Q = TypeVar("_Q")
 
 REQUEST_MARGIN: Final = 64 * 1024
 """Room in the largest accepted request for the fields around an upload at the limit."""
@@ -89,23 +89,7 @@ _NEEDS_TOKEN: Final = (
 )
 
 
-def _refusals(
-    method: Callable[[_S, _Q, Context], Awaitable[_R]],
-) -> Callable[[_S, _Q, Context], Coroutine[Any, Any, _R]]:
-    """Turn arena refusals into gRPC statuses with the arena's message."""
-
-    @functools.wraps(method)
-    async def wrapper(self: _S, request: _Q, context: Context) -> _R:
-        try:
-            return await method(self, request, context)
-        except Exception as exc:
-            await self.abort(context, exc)
-            raise  # abort() raised already; this keeps type checkers content
-
-    return wrapper
-
-
-class ArenaService(apb_grpc.ArenaServicer):
+class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
     """The ``tacocat.v1.Arena`` servicer over one :class:`Arena` (one per server process,
     on a bytes Redis client). Register it with :meth:`register`; :meth:`close` ends the
     watch streams.

@@ -29,6 +29,7 @@ from redis.exceptions import LockError
 from redis.lock import Lock
 
 from tacocat.arena import Arena, TickReport
+from tacocat.arena.trials import Trials
 
 from .queue import DEFAULT_LEASE, MatchQueue
 
@@ -75,6 +76,8 @@ class Dispatcher:
         due = self.arena.wait_for_tick(self.wait)
         report = self.arena.tick(self.queue.enqueue_match, ladders_due=due,
                                  enqueue_smoke=self.queue.enqueue_smoke)
+        Trials(self.arena).tick(self.queue.enqueue_match, job_alive=self.queue.job_alive,
+                                grace=self.grace)
         if self.clock() - self._swept >= self.wait:
             self._swept = self.clock()
             requeued = {}

@@ -27,7 +27,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -44,7 +44,8 @@ from tacocat.arena import (
     VersionStatus,
     unpack,
 )
-from tacocat.engine import STANDARD, Reason, duplicate_pairs
+from tacocat.arena.trials import is_trial_match
+from tacocat.engine import STANDARD, MatchGame, Reason, Ruleset, ScheduledGame, duplicate_pairs
 from tacocat.protocol import MAX_BATCH
 
 from ._folders import match_folder
@@ -89,8 +90,14 @@ def context() -> JobContext:
 
 
 def play_match(match_id: str) -> dict[str, Any]:
-    """RQ job: play and record one match (see the module docs)."""
+    """RQ job: play and record one match (see the module docs); a trial's match (an
+    unrated test, :mod:`tacocat.worker.trial_jobs`) has the same job, ids and lease."""
     arena, queue = _job_arena()
+    if is_trial_match(match_id):
+        from .trial_jobs import run_trial_match  # noqa: PLC0415 - it imports this module
+
+        report = run_trial_match(arena, queue, match_id, _context)
+        return report.to_json()
     return run_match(arena, queue, match_id, _context).to_json()
 
 
@@ -148,7 +155,6 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     ctx = ctx or _context
     settings = ctx.settings
     metrics = ctx.metrics
-    timed = metrics.observe_decision if metrics is not None else None
     started = time.perf_counter()
     try:
         match = arena.get_match(match_id)
@@ -157,18 +163,11 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     if match.status is not MatchStatus.SCHEDULED:
         return MatchReport(match_id, "skipped", f"the match is {match.status.value}")
     ladder = arena.get_ladder(match.ladder)
-    with match_folder() as folder:
-        bots = [_unpack(arena, version, Path(folder) / side)
-                for version, side in ((match.a, "a"), (match.b, "b"))]
-        with MatchPlayer(ctx.launcher, bots[0], bots[1], ladder.ruleset,
-                         time_limit=ladder.decision_seconds,
-                         max_strikes=settings.max_strikes,
-                         batch=min(ladder.batch or settings.batch, MAX_BATCH),
-                         startup_timeout=settings.startup_timeout,
-                         on_decision=timed) as player:
-            _watched(arena.start_live, match, ctx.worker)
-            played = player.play(match.schedule(), on_game=lambda game: _watched(
-                arena.add_live_game, match, game.record))
+    _watched(arena.start_live, match, ctx.worker)
+    played = play_versions(arena, ctx, match.a, match.b, match.schedule(), ladder.ruleset,
+                           ladder.decision_seconds, ladder.batch,
+                           on_game=lambda game: _watched(arena.add_live_game, match,
+                                                         game.record))
     recording = time.perf_counter()
     result = MatchResult.from_records(played.records, match.a, match.b,
                                       recording - started, a_seats=played.a_seats,
@@ -190,6 +189,24 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     _count(arena, played, report)
     _log_match(match.a, match.b, played, report)
     return report
+
+
+def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
+                  schedule: Sequence[ScheduledGame], rules: Ruleset, time_limit: float,
+                  batch: int, on_game: Callable[[MatchGame], None] | None = None) -> PlayedMatch:
+    """Play ``schedule`` between the stored versions ``a`` and ``b``, each unpacked into a
+    private folder and sandboxed (ladder and trial matches alike)."""
+    settings = ctx.settings
+    timed = ctx.metrics.observe_decision if ctx.metrics is not None else None
+    with match_folder() as folder:
+        bots = [_unpack(arena, version, Path(folder) / side)
+                for version, side in ((a, "a"), (b, "b"))]
+        with MatchPlayer(ctx.launcher, bots[0], bots[1], rules, time_limit=time_limit,
+                         max_strikes=settings.max_strikes,
+                         batch=min(batch or settings.batch, MAX_BATCH),
+                         startup_timeout=settings.startup_timeout,
+                         on_decision=timed) as player:
+            return player.play(schedule, on_game=on_game)
 
 
 def _watched(step: Callable[..., None], *args: Any) -> None:

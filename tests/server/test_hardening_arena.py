@@ -27,7 +27,8 @@ from tests.arena.helpers import bot_source, snapshot
 from .arena_server import ServerThread, serve_in_thread
 
 READS = {"GetServerInfo", "ListBots", "ListVersions", "ListLadders", "GetLeaderboard",
-         "WatchLeaderboard", "GetLadderStatus", "ListMatches", "GetMatch", "GetMatchReplays"}
+         "WatchLeaderboard", "GetLadderStatus", "ListMatches", "GetMatch", "GetMatchReplays",
+         "GetTrial", "WatchTrial", "ListTrials"}
 """The calls that may be anonymous. Every other one (and any added later) needs a token."""
 SELF_SERVICE = {"RegisterUser"}
 """Anonymous by design, and refused unless the server opens registration (tested in
@@ -117,7 +118,7 @@ def test_every_call_that_is_not_a_read_needs_a_valid_token(world: World) -> None
     guarded = [m.name for m in methods if m.name not in READS | SELF_SERVICE]
     assert set(guarded) == {"WhoAmI", "CreateUser", "CreateToken", "ListTokens",
                             "RevokeToken", "SubmitBot", "CreateLadder", "JoinLadder",
-                            "GetMatchLogs"}
+                            "GetMatchLogs", "CreateTrial", "CancelTrial"}
     assert all(not m.server_streaming for m in methods if m.name in guarded)
     before = world.state()
     for method in guarded:

@@ -53,6 +53,7 @@ from . import _data, _people, _render
 from ._live import LiveHub
 from ._logs_view import PRIVATE_HEADERS, api_match_logs, logs_panel, requested_logs
 from ._metrics import add_metrics_route
+from ._trials import add_trial_routes
 
 log = logging.getLogger("tacocat.server.web")
 
@@ -130,6 +131,7 @@ def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
         web.get("/healthz", healthz),
     ]
     app.add_routes(routes)
+    add_trial_routes(app, arena, app[STATIC])
     add_metrics_route(app, arena)
     app.router.add_static("/static", str(resources.files(__package__) / "static"),
                           append_version=False)

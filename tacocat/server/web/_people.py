@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tacocat.arena import Arena, Bot, BotVersion, LogEntry, Standing
+from tacocat.arena.trials import Trial, Trials
 
 from ._data import log_json, standing_json
 from ._html import Html, attrs, join, tag
@@ -29,6 +30,7 @@ from ._layout import (
     page,
     version_label,
 )
+from ._trials import trials_section
 
 RECENT_BOT_MATCHES = 20
 SCANNED_MATCHES = 500
@@ -62,6 +64,8 @@ class BotPage:
     ratings: tuple[tuple[str, Standing], ...]  # (ladder, standing of one of its versions)
     recent: tuple[tuple[str, LogEntry], ...]  # (ladder, match), newest first
     head_to_head: tuple[HeadToHead, ...]
+    trials: tuple[Trial, ...] = ()
+    """Unrated SPRT tests with one of its versions on either side, newest first."""
 
 
 def load_bot_page(arena: Arena, bot_id: str) -> BotPage:
@@ -86,7 +90,8 @@ def load_bot_page(arena: Arena, bot_id: str) -> BotPage:
                    if e.a in mine or e.b in mine]
     recent.sort(key=lambda item: item[1].recorded_at, reverse=True)
     return BotPage(bot, versions, tuple(ratings), tuple(recent[:RECENT_BOT_MATCHES]),
-                   tuple(sorted(h2h, key=lambda h: (h.ladder, -h.games))))
+                   tuple(sorted(h2h, key=lambda h: (h.ladder, -h.games))),
+                   tuple(Trials(arena).find(bot=bot.id, count=RECENT_BOT_MATCHES)))
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,8 @@ def bot_json(data: BotPage) -> dict[str, Any]:
         "ratings": [{"ladder": ladder, **standing_json(None, s)} for ladder, s in data.ratings],
         "recent": [{"ladder": ladder, **log_json(e)} for ladder, e in data.recent],
         "head_to_head": [asdict(h) for h in data.head_to_head],
+        "trials": [{"id": t.id, "candidate": t.candidate, "baseline": t.baseline,
+                    "status": t.status.value} for t in data.trials],
     }
 
 
@@ -193,6 +200,7 @@ def bot_page(static: Static, data: BotPage) -> str:
         _section("versions", "Versions", versions),
         _section("bot-recent", "Recent matches", recent),
         _section("h2h", "Head to head", h2h),
+        _section("bot-trials", "Tests (unrated SPRT)", trials_section(data.trials)),
     ])
     return page(static, Page(bot.id, content, main_attrs=attrs(data_bot=bot.id)))
 

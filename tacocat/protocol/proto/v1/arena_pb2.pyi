@@ -112,6 +112,44 @@ SIDE_A: Side.ValueType  # 1
 SIDE_B: Side.ValueType  # 2
 Global___Side: _TypeAlias = Side  # noqa: Y015
 
+class _TrialStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _TrialStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_TrialStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TRIAL_STATUS_UNSPECIFIED: _TrialStatus.ValueType  # 0
+    TRIAL_STATUS_WAITING: _TrialStatus.ValueType  # 1
+    """the candidate waits for its smoke test"""
+    TRIAL_STATUS_RUNNING: _TrialStatus.ValueType  # 2
+    TRIAL_STATUS_H0: _TrialStatus.ValueType  # 3
+    """accepted H0: not elo1 stronger"""
+    TRIAL_STATUS_H1: _TrialStatus.ValueType  # 4
+    """accepted H1: at least elo1 stronger"""
+    TRIAL_STATUS_EXHAUSTED: _TrialStatus.ValueType  # 5
+    """max_games played without a verdict"""
+    TRIAL_STATUS_CANCELLED: _TrialStatus.ValueType  # 6
+    TRIAL_STATUS_FAILED: _TrialStatus.ValueType  # 7
+    """a version could not play (reason)"""
+
+class TrialStatus(_TrialStatus, metaclass=_TrialStatusEnumTypeWrapper):
+    """----------------------------------------------------------------------- trials"""
+
+TRIAL_STATUS_UNSPECIFIED: TrialStatus.ValueType  # 0
+TRIAL_STATUS_WAITING: TrialStatus.ValueType  # 1
+"""the candidate waits for its smoke test"""
+TRIAL_STATUS_RUNNING: TrialStatus.ValueType  # 2
+TRIAL_STATUS_H0: TrialStatus.ValueType  # 3
+"""accepted H0: not elo1 stronger"""
+TRIAL_STATUS_H1: TrialStatus.ValueType  # 4
+"""accepted H1: at least elo1 stronger"""
+TRIAL_STATUS_EXHAUSTED: TrialStatus.ValueType  # 5
+"""max_games played without a verdict"""
+TRIAL_STATUS_CANCELLED: TrialStatus.ValueType  # 6
+TRIAL_STATUS_FAILED: TrialStatus.ValueType  # 7
+"""a version could not play (reason)"""
+Global___TrialStatus: _TypeAlias = TrialStatus  # noqa: Y015
+
 @_typing.final
 class GetServerInfoRequest(_message.Message):
     """----------------------------------------------------------------------- server"""
@@ -1584,3 +1622,256 @@ class MatchLogs(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchLogs: _TypeAlias = MatchLogs  # noqa: Y015
+
+@_typing.final
+class Trial(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    CANDIDATE_FIELD_NUMBER: _builtins.int
+    BASELINE_FIELD_NUMBER: _builtins.int
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    MAX_GAMES_FIELD_NUMBER: _builtins.int
+    GAMES_PER_MATCH_FIELD_NUMBER: _builtins.int
+    DECISION_SECONDS_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    ENDED_AT_FIELD_NUMBER: _builtins.int
+    MATCHES_CREATED_FIELD_NUMBER: _builtins.int
+    MATCHES_RECORDED_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    TIES_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    ABORTED_FIELD_NUMBER: _builtins.int
+    FORFEITS_A_FIELD_NUMBER: _builtins.int
+    FORFEITS_B_FIELD_NUMBER: _builtins.int
+    PENTANOMIAL_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """T17"""
+    owner: _builtins.str
+    candidate: _builtins.str
+    """version ids: A ..."""
+    baseline: _builtins.str
+    """... against B"""
+    elo0: _builtins.float
+    elo1: _builtins.float
+    alpha: _builtins.float
+    beta: _builtins.float
+    max_games: _builtins.int
+    games_per_match: _builtins.int
+    decision_seconds: _builtins.float
+    status: Global___TrialStatus.ValueType
+    reason: _builtins.str
+    created_at: _builtins.float
+    ended_at: _builtins.float
+    matches_created: _builtins.int
+    matches_recorded: _builtins.int
+    games: _builtins.int
+    """the candidate's games, wins, ties, losses"""
+    wins: _builtins.int
+    ties: _builtins.int
+    losses: _builtins.int
+    aborted: _builtins.int
+    forfeits_a: _builtins.int
+    forfeits_b: _builtins.int
+    @_builtins.property
+    def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """pairs LL, LD, WL or DD, WD, WW (the LLR's input)"""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        owner: _builtins.str = ...,
+        candidate: _builtins.str = ...,
+        baseline: _builtins.str = ...,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+        max_games: _builtins.int = ...,
+        games_per_match: _builtins.int = ...,
+        decision_seconds: _builtins.float = ...,
+        status: Global___TrialStatus.ValueType = ...,
+        reason: _builtins.str = ...,
+        created_at: _builtins.float = ...,
+        ended_at: _builtins.float | None = ...,
+        matches_created: _builtins.int = ...,
+        matches_recorded: _builtins.int = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        ties: _builtins.int = ...,
+        losses: _builtins.int = ...,
+        aborted: _builtins.int = ...,
+        forfeits_a: _builtins.int = ...,
+        forfeits_b: _builtins.int = ...,
+        pentanomial: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_ended_at", b"_ended_at", "ended_at", b"ended_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ended_at", b"_ended_at", "aborted", b"aborted", "alpha", b"alpha", "baseline", b"baseline", "beta", b"beta", "candidate", b"candidate", "created_at", b"created_at", "decision_seconds", b"decision_seconds", "elo0", b"elo0", "elo1", b"elo1", "ended_at", b"ended_at", "forfeits_a", b"forfeits_a", "forfeits_b", b"forfeits_b", "games", b"games", "games_per_match", b"games_per_match", "id", b"id", "losses", b"losses", "matches_created", b"matches_created", "matches_recorded", b"matches_recorded", "max_games", b"max_games", "owner", b"owner", "pentanomial", b"pentanomial", "reason", b"reason", "status", b"status", "ties", b"ties", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__ended_at: _TypeAlias = _typing.Literal["ended_at"]  # noqa: Y015
+    _WhichOneofArgType__ended_at: _TypeAlias = _typing.Literal["_ended_at", b"_ended_at"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ended_at) -> _WhichOneofReturnType__ended_at | None: ...
+
+Global___Trial: _TypeAlias = Trial  # noqa: Y015
+
+@_typing.final
+class CreateTrialRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CANDIDATE_FIELD_NUMBER: _builtins.int
+    BASELINE_FIELD_NUMBER: _builtins.int
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    MAX_GAMES_FIELD_NUMBER: _builtins.int
+    GAMES_PER_MATCH_FIELD_NUMBER: _builtins.int
+    DECISION_SECONDS_FIELD_NUMBER: _builtins.int
+    candidate: _builtins.str
+    """your version, owner/name@N (or name@N: your bot)"""
+    baseline: _builtins.str
+    """any active version"""
+    elo0: _builtins.float
+    """default 0"""
+    elo1: _builtins.float
+    """default 5"""
+    alpha: _builtins.float
+    """default 0.05"""
+    beta: _builtins.float
+    """default 0.05"""
+    max_games: _builtins.int
+    """0: 20000"""
+    games_per_match: _builtins.int
+    """0: 20"""
+    decision_seconds: _builtins.float
+    """0: 1"""
+    def __init__(
+        self,
+        *,
+        candidate: _builtins.str = ...,
+        baseline: _builtins.str = ...,
+        elo0: _builtins.float | None = ...,
+        elo1: _builtins.float | None = ...,
+        alpha: _builtins.float | None = ...,
+        beta: _builtins.float | None = ...,
+        max_games: _builtins.int = ...,
+        games_per_match: _builtins.int = ...,
+        decision_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "beta", b"beta", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_alpha", b"_alpha", "_beta", b"_beta", "_elo0", b"_elo0", "_elo1", b"_elo1", "alpha", b"alpha", "baseline", b"baseline", "beta", b"beta", "candidate", b"candidate", "decision_seconds", b"decision_seconds", "elo0", b"elo0", "elo1", b"elo1", "games_per_match", b"games_per_match", "max_games", b"max_games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__alpha: _TypeAlias = _typing.Literal["alpha"]  # noqa: Y015
+    _WhichOneofArgType__alpha: _TypeAlias = _typing.Literal["_alpha", b"_alpha"]  # noqa: Y015
+    _WhichOneofReturnType__beta: _TypeAlias = _typing.Literal["beta"]  # noqa: Y015
+    _WhichOneofArgType__beta: _TypeAlias = _typing.Literal["_beta", b"_beta"]  # noqa: Y015
+    _WhichOneofReturnType__elo0: _TypeAlias = _typing.Literal["elo0"]  # noqa: Y015
+    _WhichOneofArgType__elo0: _TypeAlias = _typing.Literal["_elo0", b"_elo0"]  # noqa: Y015
+    _WhichOneofReturnType__elo1: _TypeAlias = _typing.Literal["elo1"]  # noqa: Y015
+    _WhichOneofArgType__elo1: _TypeAlias = _typing.Literal["_elo1", b"_elo1"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__alpha) -> _WhichOneofReturnType__alpha | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__beta) -> _WhichOneofReturnType__beta | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo0) -> _WhichOneofReturnType__elo0 | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__elo1) -> _WhichOneofReturnType__elo1 | None: ...
+
+Global___CreateTrialRequest: _TypeAlias = CreateTrialRequest  # noqa: Y015
+
+@_typing.final
+class GetTrialRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTrialRequest: _TypeAlias = GetTrialRequest  # noqa: Y015
+
+@_typing.final
+class ListTrialsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    owner: _builtins.str
+    """empty: everyone's"""
+    version: _builtins.str
+    """empty: any; else trials with it on either side"""
+    count: _builtins.int
+    """0: 100; newest first"""
+    def __init__(
+        self,
+        *,
+        owner: _builtins.str = ...,
+        version: _builtins.str = ...,
+        count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "owner", b"owner", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTrialsRequest: _TypeAlias = ListTrialsRequest  # noqa: Y015
+
+@_typing.final
+class ListTrialsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRIALS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def trials(self) -> _containers.RepeatedCompositeFieldContainer[Global___Trial]: ...
+    def __init__(
+        self,
+        *,
+        trials: _abc.Iterable[Global___Trial] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["trials", b"trials"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListTrialsResponse: _TypeAlias = ListTrialsResponse  # noqa: Y015
+
+@_typing.final
+class CancelTrialRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelTrialRequest: _TypeAlias = CancelTrialRequest  # noqa: Y015

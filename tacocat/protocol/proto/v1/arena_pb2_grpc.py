@@ -134,6 +134,31 @@ class ArenaStub:
                 request_serializer=tacocat_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
                 response_deserializer=tacocat_dot_v1_dot_arena__pb2.MatchLogs.FromString,
                 _registered_method=True)
+        self.CreateTrial = channel.unary_unary(
+                '/tacocat.v1.Arena/CreateTrial',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.CreateTrialRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
+                _registered_method=True)
+        self.GetTrial = channel.unary_unary(
+                '/tacocat.v1.Arena/GetTrial',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.GetTrialRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
+                _registered_method=True)
+        self.WatchTrial = channel.unary_stream(
+                '/tacocat.v1.Arena/WatchTrial',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.GetTrialRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
+                _registered_method=True)
+        self.ListTrials = channel.unary_unary(
+                '/tacocat.v1.Arena/ListTrials',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.ListTrialsRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.ListTrialsResponse.FromString,
+                _registered_method=True)
+        self.CancelTrial = channel.unary_unary(
+                '/tacocat.v1.Arena/CancelTrial',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.CancelTrialRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -283,6 +308,42 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTrial(self, request, context):
+        """Unrated SPRT tests ("trials"; `tacocat test`): a candidate version against a baseline
+        version on the workers, in duplicate-pair matches, until the sequential test decides or
+        the games run out. Never rated, never in a ladder. Only the candidate's owner creates
+        one; its owner or an admin cancels it; anyone reads them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTrial(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchTrial(self, request, context):
+        """The trial now, then again after every change, ending once it has ended.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTrials(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelTrial(self, request, context):
+        """Stop scheduling: queued matches are skipped, one being played is not counted.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -385,6 +446,31 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetMatchLogs,
                     request_deserializer=tacocat_dot_v1_dot_arena__pb2.GetMatchLogsRequest.FromString,
                     response_serializer=tacocat_dot_v1_dot_arena__pb2.MatchLogs.SerializeToString,
+            ),
+            'CreateTrial': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTrial,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.CreateTrialRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.Trial.SerializeToString,
+            ),
+            'GetTrial': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTrial,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.GetTrialRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.Trial.SerializeToString,
+            ),
+            'WatchTrial': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTrial,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.GetTrialRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.Trial.SerializeToString,
+            ),
+            'ListTrials': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTrials,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.ListTrialsRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.ListTrialsResponse.SerializeToString,
+            ),
+            'CancelTrial': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelTrial,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.CancelTrialRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.Trial.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -927,6 +1013,141 @@ class Arena:
             '/tacocat.v1.Arena/GetMatchLogs',
             tacocat_dot_v1_dot_arena__pb2.GetMatchLogsRequest.SerializeToString,
             tacocat_dot_v1_dot_arena__pb2.MatchLogs.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTrial(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tacocat.v1.Arena/CreateTrial',
+            tacocat_dot_v1_dot_arena__pb2.CreateTrialRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTrial(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tacocat.v1.Arena/GetTrial',
+            tacocat_dot_v1_dot_arena__pb2.GetTrialRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTrial(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/tacocat.v1.Arena/WatchTrial',
+            tacocat_dot_v1_dot_arena__pb2.GetTrialRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTrials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tacocat.v1.Arena/ListTrials',
+            tacocat_dot_v1_dot_arena__pb2.ListTrialsRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.ListTrialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelTrial(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tacocat.v1.Arena/CancelTrial',
+            tacocat_dot_v1_dot_arena__pb2.CancelTrialRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.Trial.FromString,
             options,
             channel_credentials,
             insecure,

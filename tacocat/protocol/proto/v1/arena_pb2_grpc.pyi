@@ -106,6 +106,18 @@ class ArenaStub:
     quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
     parameter for the web viewer.
     """
+    CreateTrial: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateTrialRequest, _arena_pb2.Trial]
+    """Unrated SPRT tests ("trials"; `tacocat test`): a candidate version against a baseline
+    version on the workers, in duplicate-pair matches, until the sequential test decides or
+    the games run out. Never rated, never in a ladder. Only the candidate's owner creates
+    one; its owner or an admin cancels it; anyone reads them.
+    """
+    GetTrial: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetTrialRequest, _arena_pb2.Trial]
+    WatchTrial: _grpc.UnaryStreamMultiCallable[_arena_pb2.GetTrialRequest, _arena_pb2.Trial]
+    """The trial now, then again after every change, ending once it has ended."""
+    ListTrials: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListTrialsRequest, _arena_pb2.ListTrialsResponse]
+    CancelTrial: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CancelTrialRequest, _arena_pb2.Trial]
+    """Stop scheduling: queued matches are skipped, one being played is not counted."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -159,6 +171,18 @@ class ArenaAsyncStub(ArenaStub):
     quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
     parameter for the web viewer.
     """
+    CreateTrial: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateTrialRequest, _arena_pb2.Trial]  # type: ignore[assignment]
+    """Unrated SPRT tests ("trials"; `tacocat test`): a candidate version against a baseline
+    version on the workers, in duplicate-pair matches, until the sequential test decides or
+    the games run out. Never rated, never in a ladder. Only the candidate's owner creates
+    one; its owner or an admin cancels it; anyone reads them.
+    """
+    GetTrial: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetTrialRequest, _arena_pb2.Trial]  # type: ignore[assignment]
+    WatchTrial: _aio.UnaryStreamMultiCallable[_arena_pb2.GetTrialRequest, _arena_pb2.Trial]  # type: ignore[assignment]
+    """The trial now, then again after every change, ending once it has ended."""
+    ListTrials: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListTrialsRequest, _arena_pb2.ListTrialsResponse]  # type: ignore[assignment]
+    CancelTrial: _aio.UnaryUnaryMultiCallable[_arena_pb2.CancelTrialRequest, _arena_pb2.Trial]  # type: ignore[assignment]
+    """Stop scheduling: queued matches are skipped, one being played is not counted."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -329,5 +353,47 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         quote anything it read in its sandbox). With `link_seconds`, also a signed `logs` link
         parameter for the web viewer.
         """
+
+    @_abc_1.abstractmethod
+    def CreateTrial(
+        self,
+        request: _arena_pb2.CreateTrialRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Trial, _abc.Awaitable[_arena_pb2.Trial]]:
+        """Unrated SPRT tests ("trials"; `tacocat test`): a candidate version against a baseline
+        version on the workers, in duplicate-pair matches, until the sequential test decides or
+        the games run out. Never rated, never in a ladder. Only the candidate's owner creates
+        one; its owner or an admin cancels it; anyone reads them.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTrial(
+        self,
+        request: _arena_pb2.GetTrialRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Trial, _abc.Awaitable[_arena_pb2.Trial]]: ...
+
+    @_abc_1.abstractmethod
+    def WatchTrial(
+        self,
+        request: _arena_pb2.GetTrialRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.Trial], _abc.AsyncIterator[_arena_pb2.Trial]]:
+        """The trial now, then again after every change, ending once it has ended."""
+
+    @_abc_1.abstractmethod
+    def ListTrials(
+        self,
+        request: _arena_pb2.ListTrialsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListTrialsResponse, _abc.Awaitable[_arena_pb2.ListTrialsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def CancelTrial(
+        self,
+        request: _arena_pb2.CancelTrialRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.Trial, _abc.Awaitable[_arena_pb2.Trial]]:
+        """Stop scheduling: queued matches are skipped, one being played is not counted."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,74 @@
+"""The trial calls of :class:`~tacocat.sdk.ArenaClient` (unrated SPRT tests on the arena's
+workers): a mixin over the client's stub and error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import grpc
+
+from tacocat.engine.sprt import Sprt
+from tacocat.protocol.proto.v1 import arena_pb2 as apb
+from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
+
+from ._trial_types import Trial
+
+if TYPE_CHECKING:
+    from ._arena_client import ArenaApiError
+
+_T = TypeVar("_T")
+
+
+class TrialCalls:
+    """create_trial, trial, watch_trial, trials, cancel_trial."""
+
+    _stub: apb_grpc.ArenaStub
+
+    if TYPE_CHECKING:  # ArenaClient's plumbing
+        def _metadata(self) -> tuple[tuple[str, str], ...]: ...
+        def _call(self, method: Callable[..., _T], request: object) -> _T: ...
+        def _error(self, exc: grpc.RpcError) -> ArenaApiError: ...
+
+    def create_trial(self, candidate: str, baseline: str, *, sprt: Sprt | None = None,
+                     max_games: int = 0, games_per_match: int = 0,
+                     decision_seconds: float = 0.0) -> Trial:
+        """Start an unrated SPRT test of your version ``candidate`` (``name@N`` or
+        ``owner/name@N``; it may still wait for its smoke test) against ``baseline`` (any
+        active version). 0 leaves a setting to the server (20,000 games, matches of 20,
+        1 s per decision); ``sprt`` defaults to elo0 0, elo1 5, alpha = beta = 0.05."""
+        sprt = sprt or Sprt()
+        request = apb.CreateTrialRequest(
+            candidate=candidate, baseline=baseline, elo0=sprt.elo0, elo1=sprt.elo1,
+            alpha=sprt.alpha, beta=sprt.beta, max_games=max_games,
+            games_per_match=games_per_match, decision_seconds=decision_seconds)
+        return Trial.from_pb(self._call(self._stub.CreateTrial, request))
+
+    def trial(self, trial_id: str) -> Trial:
+        return Trial.from_pb(self._call(self._stub.GetTrial, apb.GetTrialRequest(id=trial_id)))
+
+    def watch_trial(self, trial_id: str) -> Generator[Trial, None, None]:
+        """The test now, then after every change; the iterator ends once the test has
+        (a verdict, the games ran out, cancelled, failed)."""
+        call: Any = self._stub.WatchTrial(apb.GetTrialRequest(id=trial_id),
+                                          metadata=self._metadata())
+        try:
+            for message in call:
+                yield Trial.from_pb(message)
+        except grpc.RpcError as exc:
+            raise self._error(exc) from None
+        finally:
+            call.cancel()
+
+    def trials(self, *, owner: str | None = None, version: str | None = None,
+               count: int = 100) -> list[Trial]:
+        """Tests, newest first: ``owner``'s, or with ``version`` on either side."""
+        reply = self._call(self._stub.ListTrials, apb.ListTrialsRequest(
+            owner=owner or "", version=version or "", count=count))
+        return [Trial.from_pb(t) for t in reply.trials]
+
+    def cancel_trial(self, trial_id: str) -> Trial:
+        """Stop scheduling a test of yours: queued matches are skipped, one being played is
+        not counted; returns the test as it stopped."""
+        return Trial.from_pb(self._call(self._stub.CancelTrial,
+                                        apb.CancelTrialRequest(id=trial_id)))
