@@ -67,7 +67,14 @@ def message_sizes(games: int = 20) -> tuple[int, int]:
     return round(mean(requests)), round(mean(actions))
 
 
-async def _serve(port_file: str, reply_size: int) -> None:
+def spin(seconds: float) -> None:
+    """Keep this thread's CPU busy for ``seconds`` (a stand-in for a referee's work)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+async def _serve(port_file: str, reply_size: int, work: float) -> None:
     import grpc  # noqa: PLC0415 - only the echo process
 
     reply = b"x" * reply_size
@@ -78,6 +85,8 @@ async def _serve(port_file: str, reply_size: int) -> None:
             data = await context.read()
             if not isinstance(data, bytes):
                 return
+            if work:
+                spin(work)
             await context.write(reply)
 
     server = grpc.aio.server()
@@ -121,18 +130,23 @@ async def _clients(address: str, count: int, rounds: int, size: int) -> None:
 
 
 def server_main(argv: Sequence[str]) -> None:
-    """The echo server process: ``PORT_FILE REPLY_BYTES``."""
+    """The echo server process: ``PORT_FILE REPLY_BYTES [WORK_US]`` (``WORK_US``: CPU spent
+    on each message before its reply; 0, the plain echo, unless given)."""
     from ._serve import run_async  # noqa: PLC0415
 
-    run_async(_serve(argv[0], int(argv[1])))
+    work = float(argv[2]) / 1e6 if len(argv) > 2 else 0.0
+    run_async(_serve(argv[0], int(argv[1]), work))
 
 
 def client_main(argv: Sequence[str]) -> None:
-    """An echo client process: ``ADDRESS COUNT ROUNDS MESSAGE_BYTES``."""
+    """An echo client process: ``ADDRESS COUNT ROUNDS MESSAGE_BYTES``; one JSON line per
+    client, then one with the CPU seconds the process spent playing."""
     from ._serve import run_async  # noqa: PLC0415
 
     address, count, rounds, size = argv
+    started = time.process_time()
     run_async(_clients(address, int(count), int(rounds), int(size)))
+    print(json.dumps({"cpu": time.process_time() - started}))
 
 
 SERVER_MAIN = ("import sys; from tacocat.cli._bench_echo import server_main; "

@@ -16,6 +16,14 @@ each of its decisions ends and the next one begins.
   processes and streams against a plain grpc.aio echo server (one message each way per
   round trip, of the sizes the game protocol sends), measured the same way in the same
   invocation; ratio = decisions_per_second / baseline_decisions_per_second.
+- with --echo-work-us N, also echo_work_decisions_per_second / echo_work_p99_ms: the same
+  echo with N microseconds of CPU spent on each message in the server before it answers,
+  and echo_work_ratio (over the plain echo): what that much work per decision costs any
+  grpc.aio server here, to compare with what the referee spends (a diagnostic; the plain
+  echo above stays the baseline).
+- server_cpu_us / clients_cpu_us (and baseline_...): CPU microseconds per decision of the
+  server process and of all client processes together (from /proc and each client's
+  process_time, over its whole run): where the time goes on each side.
 
 The whole run is repeated ``--repeat`` times against the same referee (and the echo runs
 interleaved with them); the figures are the medians over runs (per-run figures are in
@@ -56,6 +64,8 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     r.add_argument("--repeat", type=int, default=3, help="runs; medians are reported")
     r.add_argument("--opponent", default="house:greedy",
                    help="house:NAME, or 'live' to pair the clients with each other")
+    r.add_argument("--echo-work-us", type=float, default=0.0, metavar="N",
+                   help="also run the echo with N us of CPU per message in its server")
     r.set_defaults(run=bench_referee)
 
 
@@ -82,18 +92,30 @@ def bench_referee(args: argparse.Namespace) -> int:
         request_bytes, action_bytes = _bench_echo.message_sizes()
         runs: list[dict[str, float]] = []
         baselines: list[dict[str, float]] = []
+        worked: list[dict[str, float]] = []
         rounds = None
         for _ in range(max(1, args.repeat)):
-            runs.append(_one_run(address, args.clients, procs, args.games, args.opponent))
+            runs.append(_one_run(address, referee.pid, args.clients, procs, args.games,
+                                 args.opponent))
             # As many round trips per client as a referee client made in its run.
             rounds = rounds or round(runs[-1]["round_trips_per_client"])
             baselines.append(_echo_run(args.clients, procs, rounds, request_bytes,
                                        action_bytes))
+            if args.echo_work_us > 0:
+                worked.append(_echo_run(args.clients, procs, rounds, request_bytes,
+                                        action_bytes, args.echo_work_us))
     finally:
         referee.terminate()
         referee.wait(10)
     rate = statistics.median(r["decisions_per_second"] for r in runs)
     base = statistics.median(r["decisions_per_second"] for r in baselines)
+    extra: dict[str, Any] = {}
+    if worked:
+        work_rate = statistics.median(r["decisions_per_second"] for r in worked)
+        extra = {"echo_work_us": args.echo_work_us,
+                 "echo_work_decisions_per_second": round(work_rate, 1),
+                 "echo_work_p99_ms": round(statistics.median(r["p99_ms"] for r in worked), 2),
+                 "echo_work_ratio": _ratio(work_rate, base), "echo_work_runs": worked}
     print(json.dumps({
         "clients": args.clients,
         "decisions_per_second": round(rate, 1),
@@ -102,22 +124,32 @@ def bench_referee(args: argparse.Namespace) -> int:
         "baseline_decisions_per_second": round(base, 1),
         "baseline_p50_ms": round(statistics.median(r["p50_ms"] for r in baselines), 2),
         "baseline_p99_ms": round(statistics.median(r["p99_ms"] for r in baselines), 2),
-        "ratio": round(rate / base, 3),
+        "ratio": _ratio(rate, base),
+        **{f"{prefix}{side}_cpu_us": round(statistics.median(r[f"{side}_cpu_us"] for r in rs))
+           for prefix, rs in (("", runs), ("baseline_", baselines))
+           for side in ("server", "clients")},
         "message_bytes": {"request": request_bytes, "action": action_bytes},
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "runs": runs,
         "baseline_runs": baselines,
+        **extra,
     }))
     return 0
 
 
+def _ratio(rate: float, base: float) -> float | None:
+    """``rate / base``; None when a run too short to overlap measured nothing."""
+    return round(rate / base, 3) if base > 0 else None
+
+
 def _echo_run(clients: int, procs: int, rounds: int, request_bytes: int,
-              action_bytes: int) -> dict[str, float]:
-    """The baseline: the same clients against a plain echo server, measured alike."""
+              action_bytes: int, work_us: float = 0.0) -> dict[str, float]:
+    """The baseline: the same clients against a plain echo server (or one spending
+    ``work_us`` of CPU per message), measured alike."""
     with tempfile.TemporaryDirectory(prefix="tacocat-echo-") as folder:
         port_file = Path(folder) / "port"
         server = subprocess.Popen([sys.executable, "-c", _bench_echo.SERVER_MAIN,
-                                   str(port_file), str(request_bytes)])
+                                   str(port_file), str(request_bytes), str(work_us)])
         try:
             deadline = time.monotonic() + 30
             while not port_file.exists() or not port_file.read_text():
@@ -131,13 +163,13 @@ def _echo_run(clients: int, procs: int, rounds: int, request_bytes: int,
                                          address, str(share), str(rounds), str(action_bytes)],
                                         stdout=subprocess.PIPE, text=True)
                        for share in shares]
-            return _summarise(_collect(workers))
+            return _measured(server.pid, workers)
         finally:
             server.terminate()
             server.wait(10)
 
 
-def _one_run(address: str, clients: int, procs: int, games: int,
+def _one_run(address: str, server_pid: int, clients: int, procs: int, games: int,
              opponent: str) -> dict[str, float]:
     shares = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
     workers = []
@@ -147,10 +179,36 @@ def _one_run(address: str, clients: int, procs: int, games: int,
             [sys.executable, "-c", _CLIENT_MAIN, address, str(first), str(share), str(games),
              opponent], stdout=subprocess.PIPE, text=True))
         first += share
-    return _summarise(_collect(workers))
+    return _measured(server_pid, workers)
+
+
+def _measured(server_pid: int, workers: Sequence[subprocess.Popen[str]]) -> dict[str, float]:
+    """One run's figures, with the CPU each side spent per decision."""
+    before = _cpu_seconds(server_pid)
+    reports = _collect(workers)
+    server_cpu = _cpu_seconds(server_pid) - before
+    clients_cpu = sum(r.pop("cpu") for r in reports if "cpu" in r)
+    timed = [r for r in reports if "times" in r]
+    figures = _summarise(timed)
+    decisions = max(1, sum(len(r["times"]) for r in timed))
+    figures["server_cpu_us"] = round(server_cpu / decisions * 1e6, 1)
+    figures["clients_cpu_us"] = round(clients_cpu / decisions * 1e6, 1)
+    return figures
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far, all threads (0 where /proc has
+    no such file: the figure is then meaningless, not an error)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _collect(workers: Sequence[subprocess.Popen[str]]) -> list[dict[str, Any]]:
+    """Every JSON line of every client process: one per client, then the process's CPU."""
     reports: list[dict[str, Any]] = []
     try:
         for worker in workers:
@@ -266,11 +324,14 @@ async def _clients(address: str, first: int, count: int, games: int, opponent: s
 
 
 def client_main(argv: Sequence[str]) -> None:
-    """A client process: ``ADDRESS FIRST COUNT GAMES OPPONENT``; one JSON line per client."""
+    """A client process: ``ADDRESS FIRST COUNT GAMES OPPONENT``; one JSON line per client,
+    then one with the CPU seconds the process spent playing."""
     from ._serve import run_async  # noqa: PLC0415
 
     address, first, count, games, opponent = argv
+    started = time.process_time()
     run_async(_clients(address, int(first), int(count), int(games), opponent))
+    print(json.dumps({"cpu": time.process_time() - started}))
 
 
 _CLIENT_MAIN = ("import sys; from tacocat.cli._bench_referee import client_main; "
