@@ -6,7 +6,7 @@ import argparse
 import json
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tacocat.engine import ENGINE_FORM, STANDARD, Round, duplicate_pairs
 from tacocat.engine.bots import RandomBot
@@ -29,11 +29,12 @@ Measure throughput. Prints one JSON line with the result.
            loop (tacocat.referee, --batch games at once): games per second (the
            median of --repeat runs, after one warm-up run), and which form of the
            engine ran ("compiled (mypyc)" after ./dev setup, or "pure Python");
-           interleaved with it, the same number of games of a plain implementation of
-           RULES.md (tacocat/cli/_plain_game.py) with the same random policy: its
-           games per second, both sides' decisions per game, and "ratio": the
-           engine's decisions per second over the plain one's, the median of the
-           per-run ratios (per decision, so that a few longer games weigh nothing)
+           taking turns with it (200 games each), the same number of games of a plain
+           implementation of RULES.md (tacocat/cli/_plain_game.py) with the same
+           random policy: its games per second, both sides' decisions per game, and
+           "ratio": the engine's decisions per CPU second over the plain one's, the
+           median of the per-run ratios (per decision, so that a few longer games
+           weigh nothing; CPU seconds, which a busy machine inflates less than wall)
   referee  live decisions per second and turnaround through one gRPC referee process,
            with --clients live clients in separate processes on loopback
   ladder   a full round robin of 8 submitted bots through Redis, RQ workers and the
@@ -69,39 +70,67 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _bench_neighbour.add_parser(kinds)
 
 
+_CHUNK = 200
+"""Games per turn when the engine and the plain baseline take turns within a run."""
+
+
 def bench_engine(args: argparse.Namespace) -> int:
     names = ("house:random#1", "house:random#2")
 
-    def engine_run(games: int, tag: str) -> tuple[float, int]:
-        start = time.perf_counter()
+    def engine_games(games: int, tag: str) -> int:
         played = play_in_process(lambda: RandomBot(1), lambda: RandomBot(2),
                                  duplicate_pairs(games, f"bench-{tag}"), names=names,
                                  rules=STANDARD, batch=args.batch)
-        seconds = time.perf_counter() - start
-        return seconds, sum(_decisions(game.record.rounds) for game in played.games)
+        return sum(_decisions(game.record.rounds) for game in played.games)
 
-    def plain_run(games: int, tag: str) -> tuple[float, int]:
-        start = time.perf_counter()
-        _, decisions = play_plain_games(games, f"bench-{tag}")
-        return time.perf_counter() - start, decisions
+    def plain_games(games: int, tag: str) -> int:
+        return play_plain_games(games, f"bench-{tag}")[1]
 
-    engine_run(min(args.games, 1000), "warmup")
-    plain_run(min(args.games, 300), "warmup")
-    # Interleaved, so that both sides see the same moments of a shared machine.
-    runs = [(engine_run(args.games, str(r)), plain_run(args.games, str(r)))
-            for r in range(max(args.repeat, 1))]
-    engine_seconds = statistics.median(e for (e, _), _ in runs)
-    plain_seconds = statistics.median(p for _, (p, _) in runs)
+    sides = {"engine": engine_games, "plain": plain_games}
+    engine_games(min(args.games, 1000), "warmup")
+    plain_games(min(args.games, 300), "warmup")
+    runs: list[dict[str, _Tally]] = []
+    for r in range(max(args.repeat, 1)):
+        # Both sides take turns in chunks, so that both see the same moments of a shared
+        # machine; each side plays the same deals in every run.
+        tally = {side: _Tally() for side in sides}
+        for first in range(0, args.games, _CHUNK):
+            count = min(_CHUNK, args.games - first)
+            for side, play in sides.items():
+                tally[side].add(play, count, f"{r}/{first}")
+        runs.append(tally)
+    median_run = sorted(runs, key=lambda t: t["engine"].wall)[len(runs) // 2]
+    engine, plain = median_run["engine"], median_run["plain"]
     print(json.dumps({
-        "games": args.games, "seconds": round(engine_seconds, 4),
-        "games_per_second": round(args.games / engine_seconds, 1),
-        "runs": [round(args.games / e, 1) for (e, _), _ in runs],
+        "games": args.games, "seconds": round(engine.wall, 4),
+        "games_per_second": round(args.games / engine.wall, 1),
+        "runs": [round(args.games / t["engine"].wall, 1) for t in runs],
         "batch": args.batch, "engine": ENGINE_FORM,
-        "plain_games_per_second": round(args.games / plain_seconds, 1),
-        "ratio": round(statistics.median((ed / e) / (pd / p) for (e, ed), (p, pd) in runs), 2),
-        "decisions_per_game": round(runs[0][0][1] / args.games, 1),
-        "plain_decisions_per_game": round(runs[0][1][1] / args.games, 1)}))
+        "plain_games_per_second": round(args.games / plain.wall, 1),
+        "ratio": round(statistics.median(t["engine"].rate / t["plain"].rate for t in runs), 2),
+        "decisions_per_game": round(engine.decisions / args.games, 1),
+        "plain_decisions_per_game": round(plain.decisions / args.games, 1)}))
     return 0
+
+
+class _Tally:
+    """One side's share of a run: wall and CPU seconds, decisions."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = 0.0
+        self.decisions = 0
+
+    def add(self, play: Callable[[int, str], int], games: int, tag: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.decisions += play(games, tag)
+        self.cpu += time.process_time() - cpu
+        self.wall += time.perf_counter() - wall
+
+    @property
+    def rate(self) -> float:
+        """Decisions per CPU second of this process: what the ratio compares (other
+        processes on a shared machine inflate wall time far more than this)."""
+        return self.decisions / self.cpu
 
 
 def _decisions(rounds: Sequence[Round]) -> int:
