@@ -1,9 +1,9 @@
 """Which form of the match runtime's hot path runs: the source, or its mypyc build.
 
 ``./dev setup`` (and ``pip install``, through setup.py) compiles the modules every decision
-goes through, the engine's state machine, table, card helpers, bot driver and random bot and
-the referee's loop, seats, feed and policy, with mypyc into ONE group of extension modules
-next to their sources (:data:`MODULES`; the group's shared library is
+goes through, the engine's state machine, table, card helpers, bot driver and random bot,
+house:strong's solver and the referee's loop, seats, feed and policy, with mypyc into ONE
+group of extension modules next to their sources (:data:`MODULES`; the group's shared library is
 ``engine/_native__mypyc``). One group, because modules of a group call each other's
 functions and read each other's attributes natively, while separately compiled modules
 reach one another through generic Python lookups that cost more than CPython's own (the
@@ -38,7 +38,7 @@ from types import ModuleType
 
 MODULES = (
     "engine._state", "engine._table", "engine._cards", "engine._driver", "engine.bots._random",
-    "referee._feed", "referee._policy", "referee._seats", "referee._loop",
+    "engine._solver", "referee._feed", "referee._policy", "referee._seats", "referee._loop",
 )
 """The compiled group, as modules of the ``tacocat`` package."""
 GROUP = "engine._native"

@@ -15,8 +15,8 @@ import random
 import pytest
 
 from tacocat.engine import BOTH, STANDARD, Ruleset, duplicate_pairs
+from tacocat.engine._solver import value
 from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot
-from tacocat.engine.bots._strong import _value as value
 from tacocat.referee import play_in_process
 
 RULES = {
