@@ -2,8 +2,9 @@
 
 A position is (attacker's hand, defender's hand), equal sizes, attacker to move. Hands are
 ``bytes`` of sorted ranks (ranks are 1..99): immutable, hashable, cheap to slice and to use
-as dictionary keys. ``at_least(a, d, 1)`` says whether the attacker wins with perfect play
-on both sides, ``at_least(a, d, 0)`` whether it at least ties.
+as dictionary keys; a position's key is the two hands end to end (equal sizes: unambiguous).
+``at_least(a, d, 1)`` says whether the attacker wins with perfect play on both sides,
+``at_least(a, d, 0)`` whether it at least ties.
 
 Pure functions over hands, compiled with mypyc next to ``_state.py`` when a build exists
 (``_compiled.py``); written for it: typed locals, plain loops rather than generators, no
@@ -19,16 +20,19 @@ from typing import Final
 
 from ._cards import legal_attacks
 
-SEP: Final = b"\xff"
+_BYTE: Final = [bytes((i,)) for i in range(256)]
+"""``bytes((i,))`` without building the tuple each time (a tuple is a garbage-collected
+object: making millions of them costs more in collections than in allocation)."""
 LIMITS: Final = {"positions": 200_000, "attacks": 10_000, "picks": 5_000, "drops": 10_000}
 """Entries before a cache is emptied (checked between games): about 40 MB in all."""
 
-_bounds: dict[bytes, int] = {}
+# Final: mypyc keeps them in C statics instead of looking them up in the module's dict.
+_bounds: Final[dict[bytes, int]] = {}
 """Position -> what is known of its value (lowest and highest possible result, each -1..1):
 code ``3 * lowest + highest + 4``; 2 = (-1, 1) = nothing known."""
-_attack_cache: dict[bytes, list[tuple[bytes, bytes]]] = {}
-_drops: dict[bytes, list[tuple[int, bytes]]] = {}
-_pick_cache: dict[bytes, list[tuple[bytes, bytes]]] = {}
+_attack_cache: Final[dict[bytes, list[tuple[bytes, bytes]]]] = {}
+_drops: Final[dict[bytes, list[tuple[int, bytes]]]] = {}
+_pick_cache: Final[dict[bytes, list[tuple[bytes, bytes]]]] = {}
 
 
 def trim_caches() -> None:
@@ -44,10 +48,20 @@ def trim_caches() -> None:
 
 
 def without(hand: bytes, cards: bytes) -> bytes:
-    """``hand`` less one copy of each of ``cards``."""
-    for card in cards:
-        hand = hand.replace(bytes((card,)), b"", 1)
-    return hand
+    """The sorted ``hand`` less one copy of each of the sorted ``cards`` (those it holds)."""
+    # One merge pass: far cheaper than a bytes.replace call per card.
+    kept: list[int] = []
+    j = 0
+    m = len(cards)
+    for i in range(len(hand)):
+        card = hand[i]
+        while j < m and cards[j] < card:
+            j += 1
+        if j < m and cards[j] == card:
+            j += 1
+        else:
+            kept.append(card)
+    return bytes(kept)
 
 
 def _make_drops(hand: bytes) -> list[tuple[int, bytes]]:
@@ -70,31 +84,42 @@ def attacks(hand: bytes) -> list[tuple[bytes, bytes]]:
     found = _attack_cache.get(hand)
     if found is not None:
         return found
-    scored: list[tuple[int, bytes]] = []
+    scored: list[tuple[int, int, bytes]] = []
     keep = hand[0]
     spare_low = hand.count(keep) > 1
-    for attack in legal_attacks(tuple(hand)):
-        cards = bytes(attack)
+    # The engine's legal_attacks on the hand's shape: its ranks renumbered 1, 2, ... keeping
+    # which are consecutive (all a legal attack depends on), so that hands of one shape share
+    # one entry of its cache; then back to this hand's ranks.
+    ranks = sorted(set(hand))
+    label_of: dict[int, int] = {}
+    rank_of: list[int] = [0]
+    label = 0
+    for i in range(len(ranks)):
+        gap = i > 0 and ranks[i] != ranks[i - 1] + 1
+        label += 2 if gap else 1
+        while len(rank_of) < label:
+            rank_of.append(0)
+        rank_of.append(ranks[i])
+        label_of[ranks[i]] = label
+    shape = tuple([label_of[card] for card in hand])
+    for labels in legal_attacks(shape):
+        cards = bytes([rank_of[x] for x in labels])
         # Like greedy: high floors and many cards are hard to cover; giving up the last copy
         # of the lowest card is rarely right, so those come last.
-        score = attack[0] + 2 * (len(attack) - 1)
+        score = cards[0] + 2 * (len(cards) - 1)
         if keep in cards and not spare_low:
             score -= 100
-        scored.append((-score, cards))
-    # Stable on the score alone: equal scores keep legal_attacks' order.
-    scored.sort(key=_first)
-    found = [(cards, without(hand, cards)) for _, cards in scored]
+        # The position breaks ties: equal scores keep legal_attacks' order.
+        scored.append((-score, len(scored), cards))
+    scored.sort()
+    found = [(cards, without(hand, cards)) for _, _, cards in scored]
     _attack_cache[hand] = found
     return found
 
 
-def _first(item: tuple[int, bytes]) -> int:
-    return item[0]
-
-
 def _picks(hand: bytes, k: int) -> list[tuple[bytes, bytes]]:
     """Every distinct choice of ``k`` cards from ``hand``: (cards, hand left), sorted."""
-    key = hand + SEP + bytes((k,))
+    key = hand + _BYTE[k]  # unambiguous: the hand's length is the key's length less one
     found = _pick_cache.get(key)
     if found is not None:
         return found
@@ -105,7 +130,7 @@ def _picks(hand: bytes, k: int) -> list[tuple[bytes, bytes]]:
         for p in picks:
             for j in range(count + 1):
                 if len(p) + j <= k:
-                    grown.append(p + bytes((rank,)) * j)
+                    grown.append(p + _BYTE[rank] * j)
         picks = grown
     found = [(used, without(hand, used)) for used in picks if len(used) == k]
     _pick_cache[key] = found
@@ -162,7 +187,7 @@ def at_least(att: bytes, dfn: bytes, t: int) -> bool:
         # card if it can cover that attack, else it must sacrifice it.
         theirs = dfn[1] if n == 2 and dfn[1] < att[1] else dfn[0]
         return att[0] < theirs if t else att[0] <= theirs
-    key = att + SEP + dfn
+    key = att + dfn
     known = _bounds.get(key, 2)
     low = known // 3 - 1
     high = known % 3 - 1
@@ -174,6 +199,7 @@ def at_least(att: bytes, dfn: bytes, t: int) -> bool:
     result = False
     lowest = dfn[0]
     drops: list[tuple[int, bytes]] | None = None
+    sacrificed = b""  # dfn without its lowest card, from drops (a cached object)
     for attack, rest in attacks(att):
         k = len(attack)
         if k == 1:
@@ -182,13 +208,15 @@ def at_least(att: bytes, dfn: bytes, t: int) -> bool:
                 drops = _drops.get(dfn)
                 if drops is None:
                     drops = _make_drops(dfn)
+                first = drops[0]
+                sacrificed = first[1] if first[0] == lowest else drops[-1][1]
             refuted = False
             for cover, left in drops:
                 if cover >= card and at_least(left, rest, other):
                     refuted = True
                     break
             # Sacrificing the lowest card keeps the attacker attacking.
-            if not refuted and lowest < card and not at_least(rest, dfn[1:], t):
+            if not refuted and lowest < card and not at_least(rest, sacrificed, t):
                 refuted = True
         else:
             # A jumbo attack: try every choice of answering cards, fully defended or not.
