@@ -67,9 +67,9 @@ standings; pass --ladder NAME for a fresh one). The admin token is printed on th
 and kept in DATA_DIR/{ADMIN_TOKEN_FILE} (mode 0600), where the other commands find it.
 
 examples:
-  tacocat up                                  # the quick start: about a minute
+  tacocat up                                  # the quick start: 3,000 games, under a minute
   tacocat up --once                           # play the demo, print, stop (scripts)
-  tacocat up --ladder bigger --games-per-pairing 200 --workers 2
+  tacocat up --ladder bigger --games-per-pairing 4000 --workers 2
 """
 
 HOUSE_USER: Final = "house"
@@ -83,10 +83,12 @@ _STOP_SECONDS: Final = 15.0
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("up", help="run the arena locally with a demo ladder",
                        description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--games-per-pairing", type=int, default=100, metavar="N",
-                   help="games each pair of house bots plays (default 100)")
-    p.add_argument("--games-per-match", type=int, default=20, metavar="N",
-                   help="games per match (even, divides the above; default 20)")
+    # Big matches: a match starts two sandboxed bot processes (~0.14 s each on a quiet
+    # machine), which 200 games amortise and 20 did not (docs/WORKER.md, "The demo").
+    p.add_argument("--games-per-pairing", type=int, default=1000, metavar="N",
+                   help="games each pair of house bots plays (default 1000)")
+    p.add_argument("--games-per-match", type=int, default=200, metavar="N",
+                   help="games per match (even, divides the above; default 200)")
     p.add_argument("--ladder", default="demo", help="the demo ladder's name (default demo)")
     p.add_argument("--workers", type=int, default=2, metavar="N",
                    help="worker processes (default 2)")

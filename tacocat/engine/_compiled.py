@@ -1,10 +1,10 @@
 """Which form of the match runtime's hot path runs: the source, or its mypyc build.
 
 ``./dev setup`` (and ``pip install``, through setup.py) compiles the modules every decision
-goes through (the engine's state machine, table, card helpers, bot driver and random bot's
-choices; the referee's loop, seats, feed and policy) with mypyc into ONE group of modules
-next to their sources (:data:`MODULES`; the group's shared library is
-``engine/_native__mypyc``). One group, because modules of a group call each other's
+goes through (the engine's state machine, table, card helpers, bot driver, random bot's
+choices and house:strong's solver; the referee's loop, seats, feed and policy) with mypyc
+into ONE group of modules next to their sources (:data:`MODULES`; the group's shared
+library is ``engine/_native__mypyc``). One group, because modules of a group call each other's
 functions and read each other's attributes natively, while separately compiled modules
 reach one another through generic Python lookups that cost more than CPython's own (the
 reason a ``_table`` compiled on its own was once slower than its source). Python then
@@ -39,7 +39,7 @@ from types import ModuleType
 
 MODULES = (
     "engine._state", "engine._table", "engine._cards", "engine._driver",
-    "engine.bots._random_play",
+    "engine.bots._random_play", "engine._solver",
     "referee._feed", "referee._policy", "referee._seats", "referee._loop",
 )
 """The compiled group, as modules of the ``tacocat`` package."""

@@ -95,7 +95,7 @@ def test_a_build_older_than_its_source_is_never_used(tmp_path: Path) -> None:
     assert run_python(code, cwd=tmp_path)[0].startswith("pure Python (the compiled build")
 
 
-def test_the_build_record_names_the_source_digest() -> None:
+def test_the_build_record_names_the_source_digests() -> None:
     recorded = json.loads(_compiled.BUILD_RECORD.read_text())
     assert list(recorded) == list(_compiled.MODULES)
     for name, digest in recorded.items():
@@ -146,3 +146,16 @@ def test_a_wheel_built_from_the_project_carries_the_compiled_engine(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     form, path = done.stdout.split("\n")[:2]
     assert form == "compiled (mypyc)" and path.startswith(str(site)) and path.endswith(".so")
+
+
+def test_the_pure_solver_plays_the_recorded_strong_games() -> None:
+    # The digests of tests/engine/test_strong_games.py, in the form without the build.
+    code = ("import tacocat.engine as e\n"
+            "from tests.engine.test_strong_games import CASES, VALUES_DIGEST, records_digest, "
+            "values_digest\n"
+            "print(e._solver.__file__)\n"
+            "print([records_digest(*case[:5]) == case[5] for case in CASES], "
+            "values_digest() == VALUES_DIGEST)\n")
+    path, verdict = run_python(code, TACOCAT_PURE_PYTHON="1")[:2]
+    assert path.endswith("_solver.py")
+    assert verdict == f"{[True] * 6} True"

@@ -24,12 +24,13 @@ from tacocat.engine import (
     Bot,
     Reason,
     Ruleset,
+    _solver,
     duplicate_pairs,
     house_bot,
     legal_attacks,
     legal_defences,
 )
-from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot, _strong
+from tacocat.engine.bots import GreedyBot, RandomBot, StrongBot
 from tacocat.referee import play_in_process
 
 Z95 = 1.959964
@@ -156,7 +157,7 @@ def test_the_endgame_solver_agrees_with_plain_minimax() -> None:
         for _ in range(count):
             cards = rng.sample(deck, 2 * size)
             att, dfn = tuple(sorted(cards[:size])), tuple(sorted(cards[size:]))
-            assert _strong._value(bytes(att), bytes(dfn)) == _reference_value(att, dfn), (att, dfn)
+            assert _solver.value(bytes(att), bytes(dfn)) == _reference_value(att, dfn), (att, dfn)
 
 
 def test_the_solver_realises_every_answer_class_as_a_legal_response() -> None:
@@ -168,8 +169,8 @@ def test_the_solver_realises_every_answer_class_as_a_legal_response() -> None:
         attack = attacks[rng.randrange(len(attacks))]
         for order in {attack, *list(permutations(attack))[:3]}:
             legal = set(legal_defences(hand, order))
-            for left, full in _strong._responses(bytes(hand), bytes(order)):
-                response = _strong._realize(hand, order, left, full)
+            for left, full in _solver.responses(bytes(hand), bytes(order)):
+                response = _solver.realize(hand, order, left, full)
                 assert response is not None
                 assert response in legal or any(
                     sorted(zip(order, response, strict=True))

@@ -11,9 +11,10 @@ play phase is a small perfect-information game, and this bot solves it exactly:
   except that it holds nothing below a card it sacrificed (sacrifices are the lowest cards).
 * **Sampling.** For a duel, an attack or a defence it draws a few opponent hands consistent
   with that, solves every resulting position exactly (win, tie or loss under perfect play on
-  both sides: a memoised threshold search) and plays the choice with the best total over the
-  samples. The budget shrinks with the hand: small hands are cheap to solve and decide the
-  round; the first moves of a 9-card hand get a few samples or plain rules.
+  both sides: a memoised threshold search, :mod:`tacocat.engine._solver`) and plays the
+  choice with the best total over the samples. The budget shrinks with the hand: small
+  hands are cheap to solve and decide the round; the first moves of a 9-card hand get a few
+  samples or plain rules.
 * **Replace.** Keep the lowest card, the other very low cards and the high ones; throw away
   the middle, which neither wins a showdown nor covers an attack.
 
@@ -25,250 +26,13 @@ standard ``no_move`` tie rule is modelled: under ``arrow`` a tie is treated as a
 from __future__ import annotations
 
 import random
-from bisect import bisect_left
 from collections.abc import Sequence
-from typing import Any
 
 from .._bot import Bot
-from .._cards import best_defence, legal_attacks, lowest_response, sacrifice_is_lowest
+from .._cards import best_defence, lowest_response, sacrifice_is_lowest
 from .._ruleset import Ruleset
+from .._solver import attack_value, attacks, realize, responses, trim_caches, value, without
 from .._types import Observation
-
-# --------------------------------------------------------------------------- exact solver
-#
-# A position is (attacker's hand, defender's hand), equal sizes, attacker to move. Hands are
-# ``bytes`` of sorted ranks (ranks are 1..99): immutable, hashable, cheap to slice and to use
-# as dictionary keys. ``_at_least(a, d, 1)`` says whether the attacker wins with perfect play
-# on both sides, ``_at_least(a, d, 0)`` whether it at least ties.
-
-_SEP = b"\xff"
-_LIMITS = {"positions": 200_000, "attacks": 10_000, "picks": 5_000, "drops": 10_000}
-"""Entries before a cache is emptied (checked between games): about 40 MB in all."""
-
-_bounds: dict[bytes, int] = {}
-"""Position -> what is known of its value: code ``3 * lowest + highest + 4``."""
-_LOW = (-1, -1, -1, 0, 0, 0, 1, 1, 1)
-_HIGH = (-1, 0, 1, -1, 0, 1, -1, 0, 1)
-_attack_cache: dict[bytes, list[tuple[bytes, bytes]]] = {}
-_drops: dict[bytes, list[tuple[int, bytes]]] = {}
-_pick_cache: dict[bytes, list[tuple[bytes, bytes]]] = {}
-
-
-def _trim_caches() -> None:
-    caches: dict[str, dict[bytes, Any]] = {
-        "positions": _bounds, "attacks": _attack_cache, "picks": _pick_cache, "drops": _drops}
-    for name, cache in caches.items():
-        if len(cache) > _LIMITS[name]:
-            cache.clear()
-
-
-def _without(hand: bytes, cards: bytes) -> bytes:
-    for card in cards:
-        hand = hand.replace(bytes((card,)), b"", 1)
-    return hand
-
-
-def _make_drops(hand: bytes) -> list[tuple[int, bytes]]:
-    """Each distinct card of ``hand`` with the hand left without it; a lone lowest card last."""
-    found: list[tuple[int, bytes]] = []
-    prev = -1
-    for i, card in enumerate(hand):
-        if card != prev:
-            prev = card
-            found.append((card, hand[:i] + hand[i + 1:]))
-    if len(hand) > 1 and hand[0] != hand[1]:
-        found.append(found.pop(0))
-    _drops[hand] = found
-    return found
-
-
-def _attacks(hand: bytes) -> list[tuple[bytes, bytes]]:
-    """Every legal attack from ``hand`` with the hand it leaves, likeliest winners first."""
-    found = _attack_cache.get(hand)
-    if found is not None:
-        return found
-    scored: list[tuple[int, bytes]] = []
-    keep = hand[0]
-    spare_low = hand.count(keep) > 1
-    for attack in legal_attacks(tuple(hand)):
-        cards = bytes(attack)
-        # Like greedy: high floors and many cards are hard to cover; giving up the last copy
-        # of the lowest card is rarely right, so those come last.
-        score = attack[0] + 2 * (len(attack) - 1)
-        if keep in cards and not spare_low:
-            score -= 100
-        scored.append((score, cards))
-    scored.sort(key=lambda item: -item[0])
-    found = [(cards, _without(hand, cards)) for _, cards in scored]
-    _attack_cache[hand] = found
-    return found
-
-
-def _picks(hand: bytes, k: int) -> list[tuple[bytes, bytes]]:
-    """Every distinct choice of ``k`` cards from ``hand``: (cards, hand left), sorted."""
-    key = hand + _SEP + bytes((k,))
-    found = _pick_cache.get(key)
-    if found is not None:
-        return found
-    picks: list[bytes] = [b""]
-    for rank in sorted(set(hand)):
-        count = hand.count(rank)
-        picks = [p + bytes((rank,)) * j for p in picks for j in range(count + 1)
-                 if len(p) + j <= k]
-    found = [(used, _without(hand, used)) for used in picks if len(used) == k]
-    _pick_cache[key] = found
-    return found
-
-
-def _sacrifice_count(hand: bytes | Sequence[int], used: bytes | Sequence[int],
-                     need: Sequence[int]) -> int:
-    """How many cards ``used`` (sorted) can sacrifice answering the sorted attack ``need``,
-    the other cards defending: the smallest such count >= 1, or 0 when there is none.
-
-    The sacrificed cards must be the ``s`` lowest of ``hand``; they go under the ``s`` highest
-    attack cards, and the rest of ``used`` covers the lower ones (both matchings sorted).
-    """
-    k = len(need)
-    for s in range(1, k + 1):
-        if used[s - 1] != hand[s - 1]:
-            return 0
-        if all(c < a for c, a in zip(used[:s], need[k - s:], strict=True)) and all(
-                c >= a for c, a in zip(used[s:], need[: k - s], strict=True)):
-            return s
-    return 0
-
-
-def _multi_responses(hand: bytes, attack: bytes) -> list[tuple[bytes, bool]]:
-    """Every distinct outcome of answering a jumbo ``attack``: (hand left, fully defended)."""
-    need = sorted(attack)
-    found: list[tuple[bytes, bool]] = []
-    for used, left in _picks(hand, len(attack)):
-        if all(c >= a for c, a in zip(used, need, strict=True)):
-            found.append((left, True))
-        if _sacrifice_count(hand, used, need):
-            found.append((left, False))
-    return found
-
-
-def _at_least(att: bytes, dfn: bytes, t: int) -> bool:
-    """Whether the attacker's result is at least ``t`` (1 = win, 0 = tie) with perfect play."""
-    n = len(att)
-    if n <= 2:
-        # With two cards, attacking with the higher one is best; the defender keeps its lower
-        # card if it can cover that attack, else it must sacrifice it.
-        theirs = dfn[1] if n == 2 and dfn[1] < att[1] else dfn[0]
-        return att[0] < theirs if t else att[0] <= theirs
-    key = att + _SEP + dfn
-    known = _bounds.get(key, 2)  # 2 = (lowest, highest) = (-1, 1): nothing known
-    if _LOW[known] >= t:
-        return True
-    if _HIGH[known] < t:
-        return False
-    other = 1 - t
-    result = False
-    low = dfn[0]
-    drops = None
-    for attack, rest in _attacks(att):
-        if len(attack) == 1:
-            card = attack[0]
-            if drops is None:
-                drops = _drops.get(dfn)
-                if drops is None:
-                    drops = _make_drops(dfn)
-            for cover, left in drops:
-                if cover >= card and _at_least(left, rest, other):
-                    break
-            else:
-                # Sacrificing the lowest card keeps the attacker attacking.
-                if low < card and not _at_least(rest, dfn[1:], t):
-                    continue
-                result = True
-                break
-            continue
-        # A jumbo attack: try every choice of answering cards, fully defended or not.
-        k = len(attack)
-        need = sorted(attack)
-        refuted = False
-        for used, left in _picks(dfn, k):
-            if all(c >= a for c, a in zip(used, need, strict=True)) and _at_least(
-                    left, rest, other):
-                refuted = True
-                break
-            if used[0] != low:
-                continue
-            s = _sacrifice_count(dfn, used, need)
-            if s and not _at_least(rest, left, t):
-                refuted = True
-                break
-        if not refuted:
-            result = True
-            break
-    low, high = _LOW[known], _HIGH[known]
-    if result:
-        low = t
-    else:
-        high = t - 1
-    _bounds[key] = 3 * low + high + 4
-    return result
-
-
-def _value(att: bytes, dfn: bytes) -> int:
-    """The attacker's result with perfect play: 1 win, 0 tie, -1 loss."""
-    if _at_least(att, dfn, 1):
-        return 1
-    return 0 if _at_least(att, dfn, 0) else -1
-
-
-def _single_responses(hand: bytes, card: int) -> list[tuple[bytes, bool]]:
-    found: list[tuple[bytes, bool]] = []
-    prev = -1
-    for i in range(bisect_left(hand, card), len(hand)):
-        if hand[i] != prev:
-            prev = hand[i]
-            found.append((hand[:i] + hand[i + 1:], True))
-    if hand[0] < card:
-        found.append((hand[1:], False))
-    return found
-
-
-def _responses(hand: bytes, attack: bytes) -> list[tuple[bytes, bool]]:
-    if len(attack) == 1:
-        return _single_responses(hand, attack[0])
-    return _multi_responses(hand, attack)
-
-
-def _attack_value(att_rest: bytes, dfn: bytes, attack: bytes) -> int:
-    """The attacker's result after laying ``attack``, against the defender's best answer."""
-    answers = _responses(dfn, attack)
-    for t in (0, 1):
-        for left, full in answers:
-            if not _at_least(left, att_rest, 1 - t) if full else _at_least(att_rest, left, t):
-                continue
-            return t - 1
-    return 1
-
-
-def _realize(hand: Sequence[int], attack: Sequence[int], left: bytes,
-             full: bool) -> tuple[int, ...] | None:
-    """A response ordered like ``attack`` that plays ``hand`` minus ``left``."""
-    used = sorted(_without(bytes(hand), left))
-    k = len(attack)
-    order = sorted(range(k), key=attack.__getitem__)
-    response = [0] * k
-    if full:
-        for index, card in zip(order, used, strict=True):
-            response[index] = card
-        return tuple(response)
-    s = _sacrifice_count(hand, used, sorted(attack))
-    if not s:
-        return None
-    # The s lowest cards under the s highest attack cards, the others covering the rest.
-    for index, card in zip(order[k - s:] + order[: k - s], used, strict=True):
-        response[index] = card
-    return tuple(response)
-
-
-# --------------------------------------------------------------------------- the bot
 
 
 def _by_size(table: tuple[int, ...], size: int) -> int:
@@ -302,7 +66,7 @@ class StrongBot(Bot):
     def on_game_start(self, seat: int, ruleset: Ruleset, opponent: str) -> None:
         # A fresh stream per game: a game's decisions depend only on the seed and the game.
         self.rng = random.Random(f"{self.seed}/{seat}")
-        _trim_caches()
+        trim_caches()
 
     # ----------------------------------------------------------------- knowledge
 
@@ -355,27 +119,27 @@ class StrongBot(Bot):
                 card = theirs[len(theirs) // 2]
             else:
                 card = theirs[int(rng.random() * len(theirs))]
-            duels.append((card, _without(theirs, bytes((card,)))))
+            duels.append((card, without(theirs, bytes((card,)))))
         mine = bytes(hand)
         best, best_total = middle, -(1 << 30)
         # Ties go to the card nearest the middle of the hand.
         for card in sorted(set(hand), key=lambda c: abs(hand.index(c) - n // 2)):
-            rest = _without(mine, bytes((card,)))
+            rest = without(mine, bytes((card,)))
             total = 0
             for i, (other, left) in enumerate(duels):
                 if total + count - i <= best_total:
                     break  # cannot beat the best so far
                 if card > other:
-                    total += _value(rest, left)
+                    total += value(rest, left)
                 elif card < other:
-                    total -= _value(left, rest)
+                    total -= value(left, rest)
             if total > best_total:
                 best, best_total = card, total
         return best
 
     def attack(self, obs: Observation) -> Sequence[int]:
         hand = obs.hand
-        options = _attacks(bytes(hand))
+        options = attacks(bytes(hand))
         count = _by_size(self.attack_samples, len(hand))
         if len(options) == 1 or not count:
             return tuple(options[0][0])
@@ -387,7 +151,7 @@ class StrongBot(Bot):
             for i, theirs in enumerate(samples):
                 if total + count - i <= best_total:
                     break
-                total += _attack_value(rest, theirs, attack)
+                total += attack_value(rest, theirs, attack)
             if total > best_total:
                 best, best_total = attack, total
         return tuple(best)
@@ -399,7 +163,7 @@ class StrongBot(Bot):
         count = _by_size(self.defend_samples, len(hand))
         if not count:
             return fallback
-        options = _responses(bytes(hand), bytes(attack))
+        options = responses(bytes(hand), bytes(attack))
         if len(options) <= 1:
             return fallback
         # Ties go to covering without the lowest card, then to giving up low cards.
@@ -413,10 +177,10 @@ class StrongBot(Bot):
             for i, theirs in enumerate(samples):
                 if total + count - i <= best_total:
                     break
-                total += _value(left, theirs) if full else -_value(theirs, left)
+                total += value(left, theirs) if full else -value(theirs, left)
             if total > best_total:
                 best, best_total = (left, full), total
-        response = _realize(hand, attack, *best)
+        response = realize(hand, attack, *best)
         if response is None or not sacrifice_is_lowest(hand, attack, response):
             return fallback
         return response
