@@ -110,7 +110,12 @@ def test_a_bots_logs_reach_its_owner_and_nobody_else(running: ArenaProcesses, pa
 
     # The owner, over gRPC: the whole stderr, tracebacks and game markers included.
     with ArenaClient(running.address, tokens["alice"]) as alice:
+        # The worker stores the logs right after recording the match: a moment later.
+        deadline = time.monotonic() + 20
         (log,) = alice.logs(match_id).logs
+        while not log.stored and time.monotonic() < deadline:
+            time.sleep(0.1)
+            (log,) = alice.logs(match_id).logs
         match = alice.match(match_id)
         records = alice.replays(match_id)
         blob = alice.replays_blob(match_id)

@@ -1573,7 +1573,7 @@ class BotLog(_message.Message):
     """UTF-8: the bot's stderr (capped at 64 KiB, the cut said in it), with"""
     stored: _builtins.bool
     """`=== game N ===` markers and the referee's `[referee] ...` lines
-    false: the worker kept no log of this match
+    false: no log of this match (yet: the worker stores it just after
     """
     def __init__(
         self,
