@@ -29,7 +29,6 @@ from .recording import LogEntry, read_log_after
 
 COUNTERS: Final = ("matches", "games", "wins", "ties", "losses", "aborted")
 """The counters of a pair, from the side of its smaller version id (the ``pairs`` hash's)."""
-_WINS, _LOSSES = COUNTERS.index("wins"), COUNTERS.index("losses")
 BLOB_FIELD: Final = "pairs"
 """Field of the standings hash with the arrays (little-endian int32 rows ``i, j, counters``)."""
 META_FIELD: Final = "pairs_meta"
@@ -70,6 +69,28 @@ class PairCounts:
         found = (wanted >= 0) & (at < len(keys))
         found[found] = keys[at[found]] == wanted[found]
         return np.where(found, at, -1)
+
+    def lookup(self, versions: Sequence[str], first: Any, second: Any, counter: str) -> Any:
+        """``counter`` of each pairing ``(versions[first[k]], versions[second[k]])``, 0 for
+        one without matches (``versions`` sorted, ``first < second``): vectorised, for the
+        scheduler's half a million pairings."""
+        n = len(versions)
+        place = {v: k for k, v in enumerate(versions)}
+        mine = np.array([place.get(name, -1) for name in self.names], dtype=np.int64)
+        out = np.zeros(len(first), dtype=np.int64)
+        if not len(self) or not n:
+            return out
+        x, y = mine[self.i], mine[self.j]
+        known = (x >= 0) & (y >= 0)
+        keys = x[known] * n + y[known]  # names and versions both sorted: x < y
+        values = self.column(counter)[known]
+        order = np.argsort(keys)
+        keys, values = keys[order], values[order]
+        wanted = np.asarray(first, dtype=np.int64) * n + np.asarray(second, dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+        hit = (keys[at] == wanted) if len(keys) else np.zeros(len(wanted), dtype=bool)
+        out[hit] = values[at[hit]]
+        return out
 
     def among(self, versions: Iterable[str]) -> Any:
         """Mask of the rows whose two versions are both in ``versions``."""
@@ -196,8 +217,3 @@ def read_whole(redis: Redis, keys: Keys, ladder: str,
     version_raw, pairs_raw, last, *rest = pipe.execute()
     log_id = text(last[0][0]) if last else "-"
     return PairCounts.from_hash(number(version_raw), log_id, text_map(pairs_raw)), rest
-
-
-def head_to_head(counts: PairCounts) -> Any:
-    """Per row, the smaller id's wins and losses (for the likelihood of superiority)."""
-    return counts.counts[:, _WINS], counts.counts[:, _LOSSES]
