@@ -149,8 +149,11 @@ class Keys:
         return f"{self.prefix}ladder:{{{name}}}:counters"
 
     def standings(self, name: str) -> str:
-        """Hash: version, data (the leaderboard snapshot as JSON), ratings (JSON: version ->
-        [rating, margin], what the scheduler and the next refit's warm start read)."""
+        """Hash: version, board (the leaderboard snapshot as JSON, without the crosstable),
+        pairs / pairs_meta / pairs_fit_los (the crosstable as arrays, see
+        :mod:`~tacocat.arena.paircounts`), ratings (JSON: version -> [rating, margin], what
+        the scheduler and the next refit's warm start read). An older arena kept the whole
+        snapshot in ``data``; it is read while there and deleted by the next store."""
         return f"{self.prefix}ladder:{{{name}}}:standings"
 
     def refitting(self, name: str) -> str:

@@ -62,8 +62,8 @@ _RECORD: Final = """
 -- ARGV: 1 match id, 2 expected results count, 3 now, 4 result JSON, 5 replays (may be ''),
 --       6 events channel, 7 event JSON, 8 version a, 9 new elo a, 10 version b,
 --       11 new elo b, 12 rated scores of a, 13 wins, 14 ties, 15 losses, 16 games,
---       17 number of stats increments N, then N field/increment pairs, then the number of
---       pair increments M, then M field/increment pairs.
+--       17 aborted, 18 number of stats increments N, then N field/increment pairs, then the
+--       number of pair increments M, then M field/increment pairs.
 -- Returns {1, seq} recorded, {0, seq} already recorded, {-1, count} retry, {-2, 0} missing.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {-2, 0} end
@@ -80,7 +80,7 @@ redis.call('HSET', KEYS[1], 'status', 'recorded', 'seq', seq, 'recorded_at', ARG
            'result', ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[2], ARGV[5]) end
 redis.call('HSET', KEYS[4], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
-local i = 17
+local i = 18
 for _ = 1, tonumber(ARGV[i]) do
   redis.call('HINCRBY', KEYS[5], ARGV[i + 1], ARGV[i + 2])
   i = i + 2
@@ -93,7 +93,7 @@ end
 redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('XADD', KEYS[8], '*', 'seq', seq, 'match', ARGV[1], 'a', ARGV[8], 'b', ARGV[10],
            'scores', ARGV[12], 'wins', ARGV[13], 'ties', ARGV[14], 'losses', ARGV[15],
-           'at', ARGV[3])
+           'aborted', ARGV[17], 'at', ARGV[3])
 redis.call('PUBLISH', ARGV[6], ARGV[7])
 return {1, tonumber(seq)}
 """
@@ -166,7 +166,8 @@ def record_match(
             args=[match_id, count, repr(now), summary, result.replays, keys.events(ladder),
                   event, match.a, repr(rating_a), match.b, repr(rating_b),
                   " ".join(repr(s) for s in scores), result.wins, result.ties, result.losses,
-                  len(result.games), len(stats), *_flat(stats), len(pairs), *_flat(pairs)],
+                  len(result.games), result.aborted, len(stats), *_flat(stats), len(pairs),
+                  *_flat(pairs)],
         )
         outcome, seq = int(reply[0]), int(reply[1])
         if outcome == 1:
@@ -242,6 +243,8 @@ class LogEntry:
     ties: int
     losses: int
     recorded_at: float
+    aborted: int | None = None
+    """The match's aborted games; None in entries written before the log carried it."""
 
 
 def read_log(
@@ -282,7 +285,8 @@ def _log_entry(fields: dict[str, str]) -> LogEntry:
     scores = tuple(float(s) for s in fields["scores"].split()) if fields["scores"] else ()
     return LogEntry(int(fields["seq"]), fields["match"], fields["a"], fields["b"], scores,
                     int(fields["wins"]), int(fields["ties"]), int(fields["losses"]),
-                    float(fields["at"]))
+                    float(fields["at"]),
+                    int(fields["aborted"]) if "aborted" in fields else None)
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,13 @@ The scheduler never imports RQ: callers pass ``enqueue(match_id)``.
 
 from __future__ import annotations
 
-import itertools
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+import numpy as np
 
 from ._redis import Clock, Redis, default_clock, number, scored, text, text_map
 from .errors import InvalidArgument
@@ -53,7 +55,8 @@ from .matches import (
     pair_field,
 )
 from .models import Match, MatchStatus
-from .order import DEFAULT_FAIRNESS, Order, Rating, due_candidates, plan
+from .order import DEFAULT_FAIRNESS, Order, Rating, due_arrays, plan_arrays
+from .paircounts import read_pair_counts
 from .results import dumps_json
 
 DEFAULT_ROUNDS_AHEAD: Final = 2
@@ -144,19 +147,17 @@ def schedule(
     limit = None if queue_depth is None else queue_depth - int(pending)
     if limit is not None and limit <= 0:
         return []
-    pairs = [pair_field(a, b) for a, b in itertools.combinations(playing, 2)]
-    progress = dict(zip(pairs, pair_counts(redis, keys, ladder, pairs, ("matches", "scheduled")),
-                        strict=True))
-    completed = min(done for done, _ in progress.values())
+    first, second = _round_robin(tuple(playing))
+    completed_each, made = _progress(redis, keys, ladder, playing, first, second)
+    completed = int(completed_each.min())
     last = settings.rounds if rounds_ahead is None else min(
         settings.rounds, completed + rounds_ahead)
-    # playing is sorted, so each combination is (a, b) with a < b
-    made = {(a, b): progress[pair_field(a, b)][1] for a, b in itertools.combinations(playing, 2)}
-    candidates = due_candidates(circle_method(playing), made, last)
+    due = due_arrays(playing, first, second, made, last)
     schedule_round = number(rounds_done) + 1
-    chosen = plan(candidates, ratings=_ratings(ratings_raw),
-                  served={k: int(v) for k, v in text_map(served_raw).items()},
-                  schedule_round=schedule_round, limit=limit, fairness=fairness, order=order)
+    chosen = plan_arrays(due, ratings=_ratings(ratings_raw),
+                         served={k: int(v) for k, v in text_map(served_raw).items()},
+                         schedule_round=schedule_round, limit=limit, fairness=fairness,
+                         order=order)
     secret = ladder_secret(redis, keys, ladder)
     wanted = [Match(match_id(ladder, c.round, c.a, c.b), ladder, c.round, c.a, c.b,
                     settings.games_per_match, match_seed(secret, ladder, c.round, c.a, c.b),
@@ -176,6 +177,50 @@ def schedule(
             {"event": "scheduled", "ladder": ladder, "matches": len(created)}))
         pipe.execute()
     return created
+
+
+@functools.lru_cache(maxsize=4)
+def _round_robin(playing: tuple[str, ...]) -> tuple[Any, Any]:
+    """The circle method's pairings of ``playing`` (sorted) in turn order, as indices
+    (smaller first); kept, as the field changes far less often than it is scheduled."""
+    index = {v: k for k, v in enumerate(playing)}
+    pairs = [sorted((index[x], index[y])) for turn in circle_method(playing) for x, y in turn]
+    table = np.array(pairs, dtype=np.intp).reshape(-1, 2)
+    return table[:, 0].copy(), table[:, 1].copy()
+
+
+def _progress(redis: Redis, keys: Keys, ladder: str, playing: Sequence[str], first: Any,
+              second: Any) -> tuple[Any, Any]:
+    """Per pairing: the matches recorded and the rounds created (``scheduled``).
+
+    Each created match is recorded, pending or cancelled. Without cancelled matches the
+    rounds created are the recorded ones (the pair counts, from the snapshot and the log)
+    plus the pending ones (the queue), read at one results count: no read of the
+    ``pairs`` hash, which holds half a million ``scheduled`` fields at 1,000 versions.
+    Otherwise they are read from it."""
+    pipe = redis.pipeline(transaction=True)
+    pipe.hget(keys.counters(ladder), "results")
+    pipe.hget(keys.counters(ladder), "cancelled")
+    pipe.zrange(keys.pending(ladder), 0, -1)
+    results, cancelled, pending = pipe.execute()
+    counts = read_pair_counts(redis, keys, ladder)
+    recorded = counts.lookup(playing, first, second, "matches")
+    if counts.version == number(results) and not number(cancelled):
+        index = {v: k for k, v in enumerate(playing)}
+        n = len(playing)
+        queued = [m for m in get_matches(redis, keys, ladder, [text(x) for x in pending])
+                  if m.status is MatchStatus.SCHEDULED and m.a in index and m.b in index]
+        if len(queued) == len(pending):
+            made = recorded.copy()
+            wanted = np.array([min(index[m.a], index[m.b]) * n + max(index[m.a], index[m.b])
+                               for m in queued], dtype=np.int64)
+            where = {key: k for k, key in enumerate((first * n + second).tolist())}
+            np.add.at(made, [where[key] for key in wanted.tolist()], 1)
+            return recorded, made
+    fields = [pair_field(playing[a], playing[b]) for a, b in zip(first.tolist(),
+                                                                 second.tolist(), strict=True)]
+    scheduled = pair_counts(redis, keys, ladder, fields, ("scheduled",))
+    return recorded, np.array([s for (s,) in scheduled], dtype=np.int64)
 
 
 def _ratings(raw: bytes | str | None) -> dict[str, Rating]:

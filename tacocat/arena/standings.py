@@ -1,7 +1,7 @@
 """Standings: the leaderboard snapshot, the crosstable, ladder progress and change events.
 
 After every recorded match :func:`update_standings` refits the whole ladder with the batch
-maximum-likelihood model (:func:`tacocat.arena.ratings.fit_records`, ratings with 95%
+maximum-likelihood model (:func:`tacocat.arena.ratings.fit_arrays`, ratings with 95%
 intervals) from the per-pair counters, and stores the result as a snapshot tagged with the
 ladder's *version* (its results count). Several workers may refit at once; a Lua guard
 stores a snapshot only if it is newer than the stored one, so an older fit never overwrites
@@ -18,27 +18,44 @@ increase by one per recorded match, so a subscriber that missed messages can tel
 from __future__ import annotations
 
 import json
+import math
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Final
 
+import numpy as np
+
 from ._redis import Clock, Redis, default_clock, number, script, text_map
 from .keys import Keys
 from .ladders import get_ladder, playing_versions
-from .matches import pair_counts, pair_field
-from .ratings import PairRecord, fit_records, likelihood_of_superiority
+from .paircounts import (
+    BLOB_FIELD,
+    COUNTERS,
+    META_FIELD,
+    PairCounts,
+    advance,
+    read_pair_counts,
+    read_whole,
+    stored_base,
+)
+from .ratings import fit_arrays, likelihood_of_superiority
 from .recording import INITIAL_ELO, LogEntry, recent_log
 from .results import dumps_json
 
 _STORE: Final = """
--- KEYS: ladder standings hash. ARGV: version, snapshot JSON, events channel, event JSON,
---       compact ratings JSON.
+-- KEYS: ladder standings hash. ARGV: version, snapshot JSON (without the crosstable), events
+--       channel, event JSON, compact ratings JSON, pair counts' meta JSON, pair counts blob,
+--       fit LOS blob.
 local stored = redis.call('HGET', KEYS[1], 'version')
 if stored and tonumber(stored) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'data', ARGV[2], 'ratings', ARGV[5])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'board', ARGV[2], 'ratings', ARGV[5],
+           'pairs_meta', ARGV[6], 'pairs', ARGV[7], 'pairs_fit_los', ARGV[8])
+-- 'data' is where an older arena keeps its snapshot (crosstable inside): gone, so an older
+-- reader refits for itself instead of misreading this one.
+redis.call('HDEL', KEYS[1], 'data')
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 """
@@ -53,7 +70,6 @@ REFIT_LEASE_SECONDS: Final = 60.0
 even at 1,000 versions); meanwhile readers still refit on read."""
 _REFIT_PASSES: Final = 3
 
-_COUNTERS: Final = ("matches", "games", "wins", "ties", "losses", "aborted")
 
 
 @dataclass(frozen=True)
@@ -110,6 +126,47 @@ class PairStanding:
 
 
 @dataclass(frozen=True)
+class Crosstable:
+    """Every pair's head-to-head record as arrays: the counters the fit used and, per row,
+    the fit's likelihood of superiority (NaN without rated games). Pages look up a block of
+    pairs; :attr:`Leaderboard.pairs` builds all the objects only when asked."""
+
+    counts: PairCounts
+    fit_los: Any
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def standing(self, row: int) -> PairStanding:
+        c = self.counts
+        values = [int(v) for v in c.counts[row]]
+        named = dict(zip(COUNTERS, values, strict=True))
+        fit_los = float(self.fit_los[row])
+        return PairStanding(
+            a=c.names[int(c.i[row])], b=c.names[int(c.j[row])],
+            los=likelihood_of_superiority(named["wins"], named["losses"]),
+            fit_los=None if math.isnan(fit_los) else fit_los, **named)
+
+    def standings(self) -> tuple[PairStanding, ...]:
+        return tuple(self.standing(row) for row in range(len(self)))
+
+    @classmethod
+    def of(cls, pairs: Sequence[PairStanding]) -> Crosstable:
+        """From pair objects (a snapshot stored before the arrays, or a test's)."""
+        ordered = sorted(pairs, key=lambda p: (p.a, p.b))
+        names = tuple(sorted({v for p in ordered for v in (p.a, p.b)}))
+        index = {name: k for k, name in enumerate(names)}
+        counts = PairCounts(
+            0, "-", names, np.array([index[p.a] for p in ordered], dtype=np.int64),
+            np.array([index[p.b] for p in ordered], dtype=np.int64),
+            np.array([[getattr(p, name) for name in COUNTERS] for p in ordered],
+                     dtype=np.int64).reshape(-1, len(COUNTERS)))
+        fit_los = np.array([math.nan if p.fit_los is None else p.fit_los for p in ordered],
+                           dtype=float)
+        return cls(counts, fit_los)
+
+
+@dataclass(frozen=True, eq=False)
 class Leaderboard:
     """A ladder's standings as of results count ``version``, best first."""
 
@@ -117,48 +174,79 @@ class Leaderboard:
     version: int
     computed_at: float
     standings: tuple[Standing, ...]
-    pairs: tuple[PairStanding, ...]
+    crosstable: Crosstable
 
     def standing(self, version: str) -> Standing | None:
         return next((s for s in self.standings if s.version == version), None)
 
+    @cached_property
+    def pairs(self) -> tuple[PairStanding, ...]:
+        """Every pair that met, A < B, in (A, B) order."""
+        return self.crosstable.standings()
+
     def pair(self, a: str, b: str) -> PairStanding | None:
         """The record of ``a`` against ``b``, from ``a``'s side (None if they never met)."""
-        first, second = sorted((a, b))
-        found = self._pair_index.get((first, second))
-        if found is None or a == first:
-            return found
-        fit_los = None if found.fit_los is None else 1.0 - found.fit_los
-        return replace(found, a=a, b=b, wins=found.losses, losses=found.wins,
-                       los=1.0 - found.los, fit_los=fit_los)
+        return self.pairs_of([(a, b)])[0]
 
-    @cached_property
-    def _pair_index(self) -> dict[tuple[str, str], PairStanding]:
-        # A crosstable page looks up hundreds of pairs among 19,900 at 200 versions.
-        return {(p.a, p.b): p for p in self.pairs}
+    def pairs_of(self, wanted: Sequence[tuple[str, str]]) -> list[PairStanding | None]:
+        """:meth:`pair` of many pairs at once: a crosstable block reads only its cells."""
+        rows = self.crosstable.counts.rows_of(wanted).tolist() if wanted else []
+        out: list[PairStanding | None] = []
+        for (a, b), row in zip(wanted, rows, strict=True):
+            if row < 0:
+                out.append(None)
+                continue
+            found = self.crosstable.standing(row)
+            if a == found.a:
+                out.append(found)
+                continue
+            fit_los = None if found.fit_los is None else 1.0 - found.fit_los
+            out.append(replace(found, a=a, b=b, wins=found.losses, losses=found.wins,
+                               los=1.0 - found.los, fit_los=fit_los))
+        return out
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready data; the crosstable is stored by column (a list per field), which
-        encodes and parses several times faster than 19,900 small objects at 200 versions."""
-        return {"ladder": self.ladder, "version": self.version,
-                "computed_at": self.computed_at,
-                "standings": [{**vars(s), "forfeits": dict(s.forfeits)}
-                              for s in self.standings],
+        """JSON-ready data; the crosstable by column (a list per field), which encodes and
+        parses several times faster than 19,900 small objects at 200 versions."""
+        return {**self.rows_json(),
                 "pairs": {name: [getattr(p, name) for p in self.pairs]
                           for name in _PAIR_FIELDS}}
 
+    def rows_json(self) -> dict[str, Any]:
+        """:meth:`to_json` without the crosstable (stored apart, as arrays)."""
+        return {"ladder": self.ladder, "version": self.version,
+                "computed_at": self.computed_at,
+                "standings": [{**vars(s), "forfeits": dict(s.forfeits)}
+                              for s in self.standings]}
+
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Leaderboard:
-        pairs = data["pairs"]
-        if isinstance(pairs, Mapping):  # by column (a list of objects before that)
-            rows = tuple(PairStanding(*row) for row in zip(
-                *(pairs[name] for name in _PAIR_FIELDS), strict=True))
-        else:
-            rows = tuple(PairStanding(**p) for p in pairs)
+    def from_json(cls, data: Mapping[str, Any],
+                  crosstable: Crosstable | None = None) -> Leaderboard:
+        """From :meth:`to_json`'s data, or :meth:`rows_json`'s with the ``crosstable``."""
+        if crosstable is None:
+            pairs = data["pairs"]
+            if isinstance(pairs, Mapping):  # by column (a list of objects before that)
+                rows = [PairStanding(*row) for row in zip(
+                    *(pairs[name] for name in _PAIR_FIELDS), strict=True)]
+            else:
+                rows = [PairStanding(**p) for p in pairs]
+            crosstable = Crosstable.of(rows)
         return cls(
             data["ladder"], int(data["version"]), float(data["computed_at"]),
-            tuple(Standing(**s) for s in data["standings"]), rows,
+            tuple(Standing(**s) for s in data["standings"]), crosstable,
         )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Leaderboard):
+            return NotImplemented
+        return (self.rows_json() == other.rows_json()
+                and _comparable(self.pairs) == _comparable(other.pairs))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays inside: unhashable
+
+
+def _comparable(pairs: Sequence[PairStanding]) -> list[tuple[Any, ...]]:
+    return [tuple(getattr(p, name) for name in _PAIR_FIELDS) for p in pairs]
 
 
 _PAIR_FIELDS: Final = tuple(f.name for f in fields(PairStanding))
@@ -201,20 +289,29 @@ def update_standings(
 ) -> Leaderboard:
     """Refit the ladder from its counters and store the snapshot unless a newer one exists.
 
-    Returns the leaderboard it computed (which is the stored one, or older than it).
+    Returns the leaderboard it computed (which is the stored one, or older than it). The
+    pair counters come from the previous snapshot plus the results since
+    (:mod:`.paircounts`); the per-version counters, the live Elo and the warm start are read
+    together with the results count, in one MULTI.
     """
+    extra: list[tuple[str, Sequence[Any]]] = [
+        ("hgetall", (keys.stats(ladder),)), ("hgetall", (keys.elo(ladder),)),
+        ("hmget", (keys.standings(ladder), ["ratings", META_FIELD, BLOB_FIELD]))]
     pipe = redis.pipeline(transaction=True)
     pipe.hget(keys.counters(ladder), "results")
-    pipe.hgetall(keys.stats(ladder))
-    pipe.hgetall(keys.pairs(ladder))
-    pipe.hgetall(keys.elo(ladder))
-    pipe.hget(keys.standings(ladder), "ratings")
-    version_raw, stats_raw, pairs_raw, elo_raw, previous = pipe.execute()
+    for name, args in extra:
+        getattr(pipe, name)(*args)
+    version_raw, stats_raw, elo_raw, (previous, meta, blob) = pipe.execute()
     version = number(version_raw)
+    base = stored_base(meta, blob)
+    counts = advance(redis, keys, ladder, base, version) if base is not None else None
+    if counts is None:
+        counts, (stats_raw, elo_raw, (previous, _, _)) = read_whole(redis, keys, ladder, extra)
+        version = counts.version
     # The previous fit is the warm start: after a few more results Newton needs a step or two.
     start = {v: rating for v, (rating, _) in json.loads(previous).items()} if previous else None
-    board = _compute(ladder, version, text_map(stats_raw), text_map(pairs_raw),
-                     text_map(elo_raw), clock(), start)
+    board = _compute(ladder, version, text_map(stats_raw), counts, text_map(elo_raw),
+                     clock(), start)
     store_standings(redis, keys, board)
     return board
 
@@ -265,15 +362,31 @@ def is_behind(redis: Redis, keys: Keys, ladder: str) -> bool:
 def store_standings(redis: Redis, keys: Keys, board: Leaderboard) -> bool:
     """Store ``board`` as the ladder's snapshot if it is newer than the stored one, and
     announce it; returns whether it was stored (False: a newer or equal one is there)."""
+    counts = board.crosstable.counts
     stored = script(redis, "store_standings", _STORE)(
         keys=[keys.standings(board.ladder)],
-        args=[board.version, dumps_json(board.to_json()), keys.events(board.ladder),
+        args=[board.version, dumps_json(board.rows_json()), keys.events(board.ladder),
               dumps_json({"event": "standings", "ladder": board.ladder,
                           "version": board.version}),
               dumps_json({s.version: [s.rating, s.margin] for s in board.standings
-                          if s.rating is not None})],
+                          if s.rating is not None}),
+              counts.meta_json(), counts.to_blob(),
+              np.asarray(board.crosstable.fit_los, dtype="<f8").tobytes()],
     )
     return bool(stored)
+
+
+def _stored_board(data: bytes | None, board: bytes | None, meta: bytes | None,
+                  blob: bytes | None, fit_los: bytes | None) -> Leaderboard | None:
+    """The stored snapshot. ``data`` is one an older arena stored (crosstable inside its
+    JSON); storing ours deletes it, so when it is there it is the newer one."""
+    if data:
+        return Leaderboard.from_json(json.loads(data))
+    counts = stored_base(meta, blob)
+    if not board or counts is None or fit_los is None:
+        return None
+    crosstable = Crosstable(counts, np.frombuffer(fit_los, dtype="<f8"))
+    return Leaderboard.from_json(json.loads(board), crosstable)
 
 
 def leaderboard(
@@ -285,9 +398,9 @@ def leaderboard(
     get_ladder(redis, keys, ladder)  # NotFound for an unknown ladder
     pipe = redis.pipeline(transaction=False)
     pipe.hget(keys.counters(ladder), "results")
-    pipe.hget(keys.standings(ladder), "data")
-    version_raw, data = pipe.execute()
-    board = Leaderboard.from_json(json.loads(data)) if data else None
+    pipe.hmget(keys.standings(ladder), ["data", "board", META_FIELD, BLOB_FIELD, "pairs_fit_los"])
+    version_raw, stored = pipe.execute()
+    board = _stored_board(*stored)
     if board is None or (refresh and board.version < number(version_raw)):
         board = update_standings(redis, keys, ladder, clock=clock)
     playing = set(playing_versions(redis, keys, ladder))
@@ -306,55 +419,53 @@ def recent_matches(redis: Redis, keys: Keys, ladder: str, count: int = 20) -> li
 def ladder_status(redis: Redis, keys: Keys, ladder: str) -> LadderStatus:
     settings = get_ladder(redis, keys, ladder)
     playing = playing_versions(redis, keys, ladder)
-    pairs = [pair_field(a, b) for i, a in enumerate(playing) for b in playing[i + 1:]]
     pipe = redis.pipeline(transaction=False)
     pipe.hgetall(keys.counters(ladder))
     pipe.zcard(keys.pending(ladder))
     pipe.zcard(keys.entries(ladder))
     counters_raw, pending, entry_count = pipe.execute()
-    progress = pair_counts(redis, keys, ladder, pairs, ("games", "aborted", "matches"))
-    counters = text_map(counters_raw)
+    counts = read_pair_counts(redis, keys, ladder)
+    among = counts.among(playing)
+    pairings = len(playing) * (len(playing) - 1) // 2
     target = settings.games_per_pairing
-    toward = sum(min(g + ab, target) for g, ab, _ in progress)
+    played = counts.column("games")[among] + counts.column("aborted")[among]
+    matches = counts.column("matches")[among]
+    # A pairing not in the counts has not met: it holds the completed rounds at 0.
+    completed = int(matches.min()) if pairings and len(matches) == pairings else 0
+    counters = text_map(counters_raw)
     return LadderStatus(
         ladder=ladder,
         version=number(counters.get("results")),
         entries=int(entry_count),
         playing=len(playing),
         rounds=settings.rounds,
-        rounds_completed=min((m for _, _, m in progress), default=0),
+        rounds_completed=completed,
         matches_scheduled=number(counters.get("created")),
         matches_recorded=number(counters.get("results")),
         matches_pending=int(pending),
         matches_cancelled=number(counters.get("cancelled")),
         games_played=number(counters.get("games")),
-        games_target=len(pairs) * target,
-        games_toward_target=toward,
+        games_target=pairings * target,
+        games_toward_target=int(np.minimum(played, target).sum()),
     )
 
 
 def _compute(
-    ladder: str, version: int, stats: dict[str, str], pairs: dict[str, str],
+    ladder: str, version: int, stats: dict[str, str], counts: PairCounts,
     elo: dict[str, str], now: float, start: Mapping[str, float] | None = None,
 ) -> Leaderboard:
     per_version: dict[str, dict[str, int]] = {}
     for key, value in stats.items():
         vid, _, counter = key.rpartition("|")
         per_version.setdefault(vid, {})[counter] = int(value)
-    per_pair: dict[tuple[str, str], dict[str, int]] = {}
-    for key, value in pairs.items():
-        a, b, counter = key.split("|")
-        per_pair.setdefault((a, b), {})[counter] = int(value)
-    records = {
-        pair: PairRecord(c.get("wins", 0), c.get("losses", 0), c.get("ties", 0))
-        for pair, c in per_pair.items() if c.get("matches", 0)
-    }
-    fit = fit_records(records, start=start) if any(r.games for r in records.values()) else None
+    wins, losses, ties = (counts.column(name) for name in ("wins", "losses", "ties"))
+    rated = (wins + losses + ties) > 0
+    fit = (fit_arrays(counts.names, counts.i, counts.j, wins, losses, ties, start=start)
+           if rated.any() else None)
     rows = []
-    for vid, counts in per_version.items():
-        rated = fit is not None and vid in fit and fit[vid].games > 0
-        fitted = fit[vid] if fit is not None and rated else None
-        forfeits = {k.partition(":")[2]: n for k, n in counts.items()
+    for vid, tally in per_version.items():
+        fitted = fit[vid] if fit is not None and vid in fit and fit[vid].games > 0 else None
+        forfeits = {k.partition(":")[2]: n for k, n in tally.items()
                     if k.startswith("forfeit:") and n}
         rows.append(Standing(
             version=vid, active=True,
@@ -362,18 +473,11 @@ def _compute(
             high=fitted.high if fitted else None,
             elo=float(elo[vid]) if vid in elo else INITIAL_ELO,
             forfeits=dict(sorted(forfeits.items())),
-            **{name: counts.get(name, 0) for name in _COUNTERS},
+            **{name: tally.get(name, 0) for name in COUNTERS},
         ))
     rows.sort(key=lambda s: (s.rating is None, -(s.rating or 0.0), -s.elo, s.version))
-    met = [(pair, c) for pair, c in sorted(per_pair.items()) if c.get("matches", 0)]
-    rated_pairs = [pair for pair, c in met if fit is not None and c.get("games", 0)
-                   and pair[0] in fit and pair[1] in fit]
-    fit_los_of = dict(zip(rated_pairs, fit.los_many(rated_pairs) if fit else [], strict=True))
-    crosstable = []
-    for (a, b), c in met:
-        fit_los = fit_los_of.get((a, b))
-        crosstable.append(PairStanding(
-            a=a, b=b, los=likelihood_of_superiority(c.get("wins", 0), c.get("losses", 0)),
-            fit_los=fit_los, **{name: c.get(name, 0) for name in _COUNTERS},
-        ))
-    return Leaderboard(ladder, version, now, tuple(rows), tuple(crosstable))
+    fit_los = np.full(len(counts), math.nan)
+    if fit is not None:
+        # The fit's columns are the counts' names in the same (sorted) order.
+        fit_los[rated] = fit.los_columns(counts.i[rated], counts.j[rated])
+    return Leaderboard(ladder, version, now, tuple(rows), Crosstable(counts, fit_los))

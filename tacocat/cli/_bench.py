@@ -18,6 +18,7 @@ from . import (
     _bench_load,
     _bench_neighbour,
     _bench_referee,
+    _bench_refit,
     _bench_scale,
 )
 from ._plain_game import play_plain_games
@@ -44,6 +45,8 @@ Measure throughput. Prints one JSON line with the result.
   scale    --bots bots in one ladder through the real arena (Redis, scheduler,
            recording, refits) with results drawn from known strengths, no bot
            processes: throughput, latencies, refit time, convergence, waits
+  refit    a ladder of --bots bots whose every pairing met: the refit (reads included)
+           cold and after one more result, the fit alone, the status and the ladder page
   chaos    faults across hosts made of network namespaces (root): worker kills, pauses,
            partitions, Redis killed, a full Redis disk, serve restarted: lost and
            double-counted matches (0 expected) and recovery times
@@ -66,6 +69,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _bench_ladder.add_parser(kinds)
     _bench_load.add_parser(kinds)
     _bench_scale.add_parser(kinds)
+    _bench_refit.add_parser(kinds)
     _bench_chaos.add_parser(kinds)
     _bench_neighbour.add_parser(kinds)
 

@@ -55,6 +55,8 @@ from statistics import NormalDist
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Final
 
+from ._output import doc_parser
+
 if TYPE_CHECKING:
     from tacocat.arena import Arena, MatchResult, Order, User
 
@@ -65,10 +67,8 @@ TARGET_MARGIN: Final = 50.0
 
 
 def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    doc = __doc__ or ""
-    p = kinds.add_parser("scale", help="a ladder of --bots bots through the real arena, "
-                                       "results simulated", description=doc.split("\n\n", 1)[1],
-                         formatter_class=argparse.RawTextHelpFormatter)
+    p = doc_parser(kinds, "scale", "a ladder of --bots bots through the real arena, results "
+                   "simulated", __doc__)
     p.add_argument("--bots", type=int, default=50, help="bots in the ladder (default 50)")
     p.add_argument("--games-per-pairing", type=int, default=10, metavar="G",
                    help="games per pairing (default 10)")

@@ -124,6 +124,24 @@ def make_field(redis: redis_py.Redis, **arena_kwargs: object) -> Field:
     return Field(arena, arena.authenticate(token))
 
 
+def stub_ladder(redis: redis_py.Redis, ladder: str, bots: int, *, games_per_pairing: int,
+                games_per_match: int) -> tuple[Arena, list[str]]:
+    """A ladder of ``bots`` admin-owned bots that nothing runs (results are made up by the
+    test) and the ids of its scheduled matches, in queue order."""
+    field = make_field(redis)
+    arena = field.arena
+    arena.create_ladder(field.admin, ladder, games_per_pairing=games_per_pairing,
+                        games_per_match=games_per_match)
+    for i in range(bots):
+        version = arena.submit_bot(field.admin, f"bot{i:02d}", "bot.py",
+                                   f"# bot {i}\nfrom tacocat.engine import Bot\n".encode())
+        arena.activate_version(version.id)
+        arena.join_ladder(field.admin, f"bot{i:02d}", ladder)
+    queue: list[str] = []
+    arena.schedule(ladder, queue.append)
+    return arena, queue
+
+
 def record_in_process(url: str, match_id: str, summary: dict[str, object], replays: bytes,
                       barrier: Barrier, outcomes: Queue[bool]) -> None:
     """Record a result from another process, released by ``barrier`` together with the

@@ -16,22 +16,13 @@ from tacocat.arena.history import rating_history
 from tacocat.engine import Reason
 from tacocat.server.web import WebSettings, create_app
 from tacocat.server.web._data import CROSSTABLE_LIMIT, STANDINGS_PER_PAGE
-from tests.arena.helpers import make_field
+from tests.arena.helpers import make_field, stub_ladder
 
 BOTS = 60
 
 
 def big_ladder(redis: redis_py.Redis) -> Any:
-    field = make_field(redis)
-    arena = field.arena
-    arena.create_ladder(field.admin, "big", games_per_pairing=2, games_per_match=2)
-    for i in range(BOTS):
-        version = arena.submit_bot(field.admin, f"bot{i:02d}", "bot.py",
-                                   f"# bot {i}\nfrom tacocat.engine import Bot\n".encode())
-        arena.activate_version(version.id)
-        arena.join_ladder(field.admin, f"bot{i:02d}", "big")
-    queue: list[str] = []
-    arena.schedule("big", queue.append)
+    arena, queue = stub_ladder(redis, "big", BOTS, games_per_pairing=2, games_per_match=2)
     for match_id in queue[:40]:  # the lower-numbered bot of each pair wins both games
         match = arena.get_match(match_id)
         winner = "a" if match.a < match.b else "b"

@@ -243,11 +243,13 @@ def crosstable(board: Leaderboard, limit: int | None = None, *, offset: int = 0
     order = [row.version for row in board.standings][offset:]
     if limit is not None:
         order = order[:limit]
+    # One lookup for the block's cells: a page reads its cells, not the ladder's pairs.
+    found = iter(board.pairs_of([(a, b) for a in order for b in order if a != b]))
     matrix: list[list[Cell | None]] = []
     for a in order:
         line: list[Cell | None] = []
         for b in order:
-            pair = board.pair(a, b) if a != b else None
+            pair = next(found) if a != b else None
             line.append(None if pair is None else Cell(pair.games, pair.wins, pair.ties,
                                                        pair.losses, pair.los, pair.fit_los))
         matrix.append(line)
