@@ -278,10 +278,22 @@ def fill_disk(cluster: Cluster, ladder: Ladder, say: Say, *, full_seconds: float
     return counts
 
 
+REDIS_VOLUME_KB = 64 * 1024
+"""The tmpfs the full-disk fault gives Redis: room for a ladder's data and an AOF rewrite
+(16 MiB filled up by itself once matches kept their bots' logs), the rest is filled."""
+
+
 def _fill(path: Path) -> None:
     """Write zeros to ``path`` until its file system is full."""
     chunk = bytes(1 << 16)
-    with path.open("wb") as f:
+    try:
+        opened = path.open("wb")
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise ChaosError(f"{path.parent} was full before the fault began: Redis' data "
+                         "outgrew the volume; give it a bigger one (REDIS_VOLUME_KB)") from exc
+    with opened as f:
         try:
             while True:
                 f.write(chunk)

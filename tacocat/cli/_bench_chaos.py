@@ -117,7 +117,7 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     }
     spec, run = inject[fault]
     volume: contextlib.AbstractContextManager[Path | None] = (
-        tmpfs(folder, 16 * 1024) if fault == "full_disk" else contextlib.nullcontext())
+        tmpfs(folder, chaos.REDIS_VOLUME_KB) if fault == "full_disk" else contextlib.nullcontext())
     with volume as redis_dir:
         settings = ClusterSettings(lease=args.lease, sandbox=not args.insecure_no_sandbox,
                                          serve=fault in ("full_disk", "serve_restart"),

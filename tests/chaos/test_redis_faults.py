@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tacocat.chaos.cluster import Cluster
-from tacocat.chaos.faults import fill_disk, kill_redis
+from tacocat.chaos.faults import REDIS_VOLUME_KB, fill_disk, kill_redis
 from tacocat.chaos.hosts import tmpfs
 from tacocat.chaos.ladder import Counts, Ladder
 
@@ -38,7 +38,7 @@ def test_redis_killed_mid_ladder_keeps_every_acknowledged_result(cluster: Cluste
 
 def test_a_full_redis_disk_is_reported_and_waited_out_then_the_ladder_resumes(
         cluster_factory: ClusterFactory, tmp_path: Path) -> None:
-    with tmpfs(tmp_path, 16 * 1024) as volume:
+    with tmpfs(tmp_path, REDIS_VOLUME_KB) as volume:
         cluster = cluster_factory(serve=True, redis_dir=volume)
         ladder = Ladder(cluster, ladder_spec(24, 8))
         ladder.start()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis as redis_py
 
@@ -51,7 +53,12 @@ def test_a_full_round_robin_is_recorded_exactly_once_with_consistent_standings(
     assert sum(s.wins for s in board.standings) == sum(s.losses for s in board.standings)
     replay = arena.recompute_ratings("main")
     assert replay.version == 12 and replay.consistent
+    # A job adds its figures to the worker counters just after recording its match.
+    deadline = time.monotonic() + 20
     stats = worker_stats(redis)
+    while stats["matches"] < 12 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        stats = worker_stats(redis)
     assert stats["matches"] >= 12 and stats["smoke_tests"] == 4
     # However many `tacocat worker`s run, one dispatcher works.
     active = [t for t in (first, second) if "dispatcher: active" in t.text]
