@@ -88,7 +88,7 @@ def bench_engine(args: argparse.Namespace) -> int:
         return sum(_decisions(game.record.rounds) for game in played.games)
 
     def plain_games(games: int, tag: str) -> int:
-        return play_plain_games(games, f"bench-{tag}")[1]
+        return play_plain_games(games, f"bench-{tag}")
 
     sides = {"engine": engine_games, "plain": plain_games}
     engine_games(min(args.games, 1000), "warmup")

@@ -274,11 +274,11 @@ def lowest_answer(hand: list[int], attack: list[int]) -> list[int]:
     return response
 
 
-def play_plain_games(games: int, seed: str) -> tuple[int, int]:
-    """Play ``games`` plain games of random players; (games, decisions) played."""
+def play_plain_games(games: int, seed: str) -> int:
+    """Play ``games`` plain games of random players; the decisions they took."""
     decisions = 0
     for index in range(games):
         game = PlainGame(random.Random(f"{seed}/{index}"))
         game.play([PlainRandomPlayer(f"{seed}/{index}/0"), PlainRandomPlayer(f"{seed}/{index}/1")])
         decisions += game.decisions
-    return games, decisions
+    return decisions

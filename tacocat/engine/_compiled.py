@@ -65,6 +65,10 @@ def _extension(root: Path, name: str) -> Path:
         name.rsplit(".", 1)[-1] + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
+def _record(root: Path) -> Path:
+    return root / BUILD_RECORD.relative_to(ROOT_DIR)
+
+
 def _library(root: Path) -> Path:
     return _extension(root, GROUP + "__mypyc")
 
@@ -86,7 +90,7 @@ def build_is_current(root: Path = ROOT_DIR) -> bool:
             root).exists():
         return False
     try:
-        recorded = json.loads((root / BUILD_RECORD.relative_to(ROOT_DIR)).read_text())
+        recorded = json.loads(_record(root).read_text())
         return bool(recorded == source_digests(root))
     except (OSError, ValueError):
         return False
@@ -98,7 +102,7 @@ def clean(root: Path = ROOT_DIR) -> None:
     # into it would crash that process.
     for path in extension_files(root):
         path.unlink()
-    (root / BUILD_RECORD.relative_to(ROOT_DIR)).unlink(missing_ok=True)
+    _record(root).unlink(missing_ok=True)
 
 
 _SETUP = """
@@ -149,7 +153,7 @@ def build(root: Path = ROOT_DIR) -> str:
     if source_digests(root) != digests:
         clean(root)
         return "the source changed during the build; run it again"
-    (root / BUILD_RECORD.relative_to(ROOT_DIR)).write_text(json.dumps(digests, indent=1) + "\n")
+    _record(root).write_text(json.dumps(digests, indent=1) + "\n")
     return "" if build_is_current(root) else "the build is not current after building"
 
 
