@@ -18,44 +18,68 @@ from statistics import mean
 from tacocat.engine import Observation, Outcome, Round, Ruleset, duplicate_pairs
 from tacocat.engine.bots import GreedyBot
 from tacocat.protocol.proto.v1 import game_pb2 as pb
-from tacocat.referee import Failure, InProcessSeat, SeatFeed, play_match
+from tacocat.referee import Answer, Failure, InProcessSeat, SeatFeed, play_match
 
 SERVICE = "tacocat.bench.Echo"
 METHOD = f"/{SERVICE}/PingPong"
 
 
-class _MeasuredSeat(InProcessSeat):
+class _MeasuredSeat:
     """A greedy bot in this process that also encodes, as a bot process would be sent, each
-    request it is asked and the action it answers: what the protocol's messages weigh."""
+    request it is asked and the action it answers: what the protocol's messages weigh.
 
-    __slots__ = ("actions", "feed", "requests")
+    It wraps an :class:`InProcessSeat` rather than subclassing it: the seats are compiled,
+    and a Python class cannot inherit from a compiled one."""
+
+    broken: Failure | None = None
+    lost: str | None = None
+    never_started = False
 
     def __init__(self) -> None:
-        super().__init__(GreedyBot)
+        self.seat = InProcessSeat(GreedyBot)
         self.feed = SeatFeed(2.0)
         self.requests: list[int] = []
         self.actions: list[int] = []
+        self._asked: list[int] = []
 
     def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
         self.feed.game_start(pb.ServerMessage(), game, games, seat, rules, opponent)
-        super().start(game, games, seat, rules, opponent)
+        self.seat.start(game, games, seat, rules, opponent)
 
     def ask(self, game: int, obs: Observation) -> None:
         msg = pb.ServerMessage()
         request_id = self.feed.request(msg, game, obs)
         self.feed.abandon(request_id)
         self.requests.append(msg.ByteSize())
-        super().ask(game, obs)
-        answer = self._answers[-1]
-        reply = pb.ClientMessage()
-        reply.action.request_id, reply.action.think_us = request_id, 150
-        if not isinstance(answer, Failure):
-            reply.action.cards.extend(answer)
-        self.actions.append(reply.ByteSize())
+        self._asked.append(request_id)
+        self.seat.ask(game, obs)
+
+    def refuse(self, game: int, failure: Failure) -> None:
+        self.seat.refuse(game, failure)
 
     def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
         self.feed.result(pb.ServerMessage(), game, outcome, rounds)
-        super().end(game, outcome, rounds)
+        self.seat.end(game, outcome, rounds)
+
+    async def send(self) -> None:
+        await self.seat.send()
+
+    async def answers(self) -> list[Answer]:
+        answers = await self.seat.answers()
+        asked, self._asked = self._asked, []
+        for request_id, answer in zip(asked, answers, strict=True):
+            reply = pb.ClientMessage()
+            reply.action.request_id, reply.action.think_us = request_id, 150
+            if not isinstance(answer, Failure):
+                reply.action.cards.extend(answer)
+            self.actions.append(reply.ByteSize())
+        return answers
+
+    def restart(self) -> None:
+        self.seat.restart()
+
+    def give_up(self, failure: Failure) -> None:
+        self.seat.give_up(failure)
 
 
 def message_sizes(games: int = 20) -> tuple[int, int]:
