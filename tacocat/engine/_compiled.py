@@ -39,8 +39,8 @@ from types import ModuleType
 
 MODULES = (
     "engine._state", "engine._table", "engine._cards", "engine._driver",
-    "engine.bots._random_play", "engine._solver",
-    "referee._feed", "referee._policy", "referee._seats", "referee._loop",
+    "engine.bots._random_play", "engine._solver", "protocol._codec",
+    "referee._feed", "referee._policy", "referee._seats", "referee._live", "referee._loop",
 )
 """The compiled group, as modules of the ``tacocat`` package."""
 GROUP = "engine._native"

@@ -10,6 +10,10 @@ Exceptions::
     ProtocolError   a peer broke the protocol (bad frame, undecodable or unexpected message)
 """
 
+# First: importing the engine decides whether the codec loads compiled or from source
+# (tacocat/engine/_compiled.py), which must happen before it is found.
+import tacocat.engine  # noqa: F401
+
 from ._codec import (
     DECISION_FROM_PB,
     DECISION_TO_PB,

@@ -4,8 +4,9 @@
   ``batch`` games at once in lockstep (:mod:`._loop`); :func:`play_in_process` for two
   bots in this process;
 - seats: :class:`InProcessSeat` (a bot in this process), :class:`ProcessSeat` (a bot in a
-  :class:`HostProcess`, e.g. the arena's sandbox); the live referee's gRPC seat is the
-  server's and follows the same :class:`Seat` protocol;
+  :class:`HostProcess`, e.g. the arena's sandbox), :class:`LiveSeat` (a remote bot on a
+  :class:`Connection`: the live referee hands in its gRPC stream as a
+  :class:`MessageStream`);
 - :class:`FaultPolicy`: what each fault costs, restarts and giving up (the table in
   :mod:`._policy`);
 - :class:`SeatFeed`: the referee's half of the protocol for a remote bot.
@@ -28,6 +29,7 @@ import tacocat.engine  # noqa: F401
 from ._errors import HostError, MatchRuntimeError, NoBotStartedError
 from ._feed import DETAIL_LIMIT, Answer, Failure, SeatFeed, clean_text, error_message, match_end
 from ._host import HostProcess
+from ._live import INBOX_LIMIT, Connection, LiveSeat, MessageStream
 from ._loop import (
     DEFAULT_BATCH,
     GameSink,
@@ -44,7 +46,9 @@ __all__ = [
     "DEFAULT_BATCH",
     "DEFAULT_MAX_STRIKES",
     "DETAIL_LIMIT",
+    "INBOX_LIMIT",
     "Answer",
+    "Connection",
     "DecisionTimer",
     "Failure",
     "FaultPolicy",
@@ -52,7 +56,9 @@ __all__ = [
     "HostError",
     "HostProcess",
     "InProcessSeat",
+    "LiveSeat",
     "MatchRuntimeError",
+    "MessageStream",
     "NoBotStartedError",
     "PlayedMatch",
     "ProcessSeat",

@@ -30,8 +30,10 @@ from tacocat.engine import HOUSE_BOTS, MatchGame, duplicate_pairs
 from tacocat.protocol import MAX_CLIENT_MESSAGE, PLAY_METHOD, PROTOCOL_VERSION, REFEREE_SERVICE
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 from tacocat.referee import (
+    Connection,
     FaultPolicy,
     InProcessSeat,
+    LiveSeat,
     clean_text,
     error_message,
     match_end,
@@ -42,7 +44,6 @@ from ._auth import Authenticator, token_from_metadata
 from ._config import RefereeConfig
 from ._limits import GameLimiter, MemoryLimiter, peer_subject
 from ._records import FinishedGame, RecordSink
-from ._seats import Connection, LiveSeat
 from .metrics import ServerMetrics, server_metrics
 
 log = logging.getLogger("tacocat.server")

@@ -1,10 +1,15 @@
-"""A live client's seat in the shared match loop (house bots sit as the referee's
-``InProcessSeat``).
+"""The live seat: a remote bot on a message stream (the gRPC referee's ``Play`` stream), one
+game at a time, as the match loop's :class:`~tacocat.referee.Seat`.
 
-A :class:`Connection` is one client's ``Play`` stream: a reader task files every message it
-receives in an inbox, and the game takes them out with a deadline. Reading never stops while
-the game waits, so a timeout only abandons a wait, never a read: the stream stays usable for
-the next game, and a late answer is recognised by its request id and dropped.
+A :class:`Connection` is one client's stream: a reader task files every message it receives
+in an inbox, and the game takes them out with a deadline. Reading never stops while the game
+waits, so a timeout only abandons a wait, never a read: the stream stays usable for the next
+game, and a late answer is recognised by its request id and dropped.
+
+The stream is anything with ``await read()`` (bytes, or anything else at its end) and
+``await write(bytes)``: the server hands in its gRPC call, and this module never imports
+grpc. It is compiled with the loop (:mod:`tacocat.engine._compiled`): every live decision
+passes through it twice.
 """
 
 from __future__ import annotations
@@ -12,21 +17,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import logging
 from collections import deque
 from collections.abc import Callable, Sequence
-
-import grpc
-import grpc.aio
+from typing import Protocol
 
 from tacocat.engine import Fault, Observation, Outcome, Round, Ruleset
 from tacocat.protocol.proto.v1 import game_pb2 as pb
-from tacocat.referee import Answer, Failure, SeatFeed
 
-log = logging.getLogger("tacocat.server")
+from ._feed import Answer, Failure, SeatFeed
 
 INBOX_LIMIT = 64
 """Unread messages a client may have waiting; past that it is flooding and is cut off."""
+
+
+class MessageStream(Protocol):
+    """One client's bidirectional stream of serialized messages."""
+
+    async def read(self) -> object:
+        """The next message's bytes; anything else (gRPC's ``EOF``) once the client is done."""
+
+    async def write(self, message: bytes) -> None:
+        """Send one message; raises when the stream is gone."""
 
 
 class Wake(enum.Enum):
@@ -37,11 +48,8 @@ class Wake(enum.Enum):
 class Connection:
     """One live client's stream."""
 
-    __slots__ = ("_items", "_loop", "_waiter", "context", "done", "given_up", "lost", "on_lost",
-                 "player")
-
-    def __init__(self, context: grpc.aio.ServicerContext[bytes, bytes], player: str) -> None:
-        self.context = context
+    def __init__(self, stream: MessageStream, player: str) -> None:
+        self.stream = stream
         self.player = player
         self.lost: str | None = None
         """Why the stream is gone (``None`` while it works)."""
@@ -61,10 +69,10 @@ class Connection:
         It reads on after the stream is given up, dropping what comes, so that a client's
         late writes land and it can still read why it was dropped.
         """
-        context = self.context
+        stream = self.stream
         try:
             while True:
-                data = await context.read()
+                data = await stream.read()
                 if not isinstance(data, bytes):  # grpc.aio.EOF
                     self.close("the client closed its stream")
                     return
@@ -96,7 +104,7 @@ class Connection:
         """Last words to a client the referee gave up on (it may still be listening)."""
         with contextlib.suppress(Exception):
             async with asyncio.timeout(1.0):
-                await self.context.write(data)
+                await self.stream.write(data)
 
     def finish(self) -> None:
         if not self.done.done():
@@ -130,7 +138,7 @@ class Connection:
         if self.lost is not None:
             return False
         try:
-            await self.context.write(data)
+            await self.stream.write(data)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the RPC ended under us: the client went away
@@ -154,9 +162,6 @@ class LiveSeat:
     match. ``on_decision``, when given, gets the seconds from each request to its answer,
     failures included: the referee's ``decision_seconds{transport="live"}``.
     """
-
-    __slots__ = ("_asked", "_deadline", "_queue", "_sent", "_sent_at", "conn", "feed",
-                 "on_decision", "time_limit")
 
     broken: Failure | None = None
     never_started = False
