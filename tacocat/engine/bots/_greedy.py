@@ -10,30 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._bot import Bot
-from .._cards import best_defence, legal_attacks, lowest_response
 from .._types import Observation
-
-_MIDDLE = range(5, 10)
+from . import _greedy_play as play
 
 
 class GreedyBot(Bot):
+    """Greedy (the choices are :mod:`._greedy_play`'s, compiled with the engine)."""
+
     name = "greedy"
 
     def replace(self, obs: Observation) -> Sequence[int]:
-        middle = [c for c in obs.hand[1:] if c in _MIDDLE]
-        return middle[: obs.replace_cap]
+        return play.replace(obs)
 
     def duel(self, obs: Observation) -> int:
-        # Spend a card from the middle: the extremes are worth more later.
-        return obs.hand[len(obs.hand) // 2]
+        return play.duel(obs)
 
     def attack(self, obs: Observation) -> Sequence[int]:
-        keep = obs.hand[0]
-        options = [a for a in legal_attacks(obs.hand) if keep not in a or obs.hand.count(keep) > 1]
-        if not options:
-            options = list(legal_attacks(obs.hand))
-        # The hardest attack to cover: most cards at the highest floor.
-        return max(options, key=lambda a: (min(a) + 2 * (len(a) - 1), -len(a)))
+        return play.attack(obs)
 
     def defend(self, obs: Observation) -> Sequence[int]:
-        return best_defence(obs.hand, obs.attack) or lowest_response(obs.hand, obs.attack)
+        return play.defend(obs)
