@@ -26,6 +26,7 @@ from ._confine import (
     _running,
     _SlotLease,
     _uid_pids,
+    cpuacct_usage_file,
     cpuacct_usage_ns,
 )
 
@@ -59,6 +60,8 @@ class SandboxedCommand:
     """The bot's dedicated host uid (``RLIMIT_NPROC`` applies to it), if it has one."""
     _lease: _SlotLease | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
+    _usage_file: str | None = field(default=None, init=False, repr=False)
+    """The tree's ``cpuacct.usage``, found on the first :meth:`cpu_seconds`."""
 
     def popen_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`subprocess.Popen` (besides the pipes)."""
@@ -80,7 +83,11 @@ class SandboxedCommand:
 
     def cpu_seconds(self) -> float | None:
         """CPU time the bot's whole tree used so far (every process and thread), if known."""
-        used = cpuacct_usage_ns(self.tree)
+        if self._usage_file is None:
+            self._usage_file = cpuacct_usage_file(self.tree)
+            if self._usage_file is None:
+                return None
+        used = cpuacct_usage_ns(self._usage_file)
         return used / 1e9 if used is not None else None
 
     def pin(self, cpu: int) -> None:
