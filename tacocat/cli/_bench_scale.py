@@ -8,7 +8,8 @@ strengths (each game an independent draw with the Elo model's expected score; du
 pairs are not correlated and no replays are stored) through the real ``record_match``, which
 refits the standings as a worker does (one refit at a time, through the lease). Halfway (see
 ``--entrant-at``) a new bot joins. The run ends when the round robin is complete or
-``--max-matches`` are recorded.
+``--max-matches`` are recorded (or, with ``--until-converged``, once every bot has converged
+and the entrant is rated).
 
 By default it runs twice on the same seeds, the arena's order (``converge``) and plain
 round-robin order (``round-robin``), and prints one JSON line on stdout: the converge run's
@@ -76,6 +77,9 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                    help="games per match (default 2: one duplicate pair)")
     p.add_argument("--max-matches", type=int, default=0, metavar="N",
                    help="stop after N recorded matches (default: the whole round robin)")
+    p.add_argument("--until-converged", action="store_true",
+                   help="end each run once every bot has converged (and the entrant's "
+                        "interval is under ±50) instead of at the end of the round robin")
     p.add_argument("--order", choices=("both", "converge", "round-robin"), default="both",
                    help="the scheduling order(s) to run (default both, same seeds)")
     p.add_argument("--workers", type=int, default=2, help="worker threads (default 2)")
@@ -246,6 +250,11 @@ class _Run:
         while True:
             recorded = self._recorded()
             if recorded >= self.planned:
+                return
+            if (self.args.until_converged and self.converged_at is not None
+                    and (entrant_due is None or self.entrant_settled is not None)):
+                _say(f"bench scale ({self.order.value}): converged at {self.converged_at} "
+                     f"matches, stopping ({recorded} recorded)")
                 return
             if entrant_due is not None and recorded >= entrant_due and self.entrant is None:
                 self.entrant = self._enter(admin, "entrant")

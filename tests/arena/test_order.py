@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tacocat.arena import Arena, MatchStatus, Order, Scheduling
 from tacocat.arena.order import (
     NEW_VERSION_MARGIN,
+    PLAIN_SHARE,
     Candidate,
     Rating,
     certainty,
@@ -141,12 +142,34 @@ def test_new_versions_first_then_the_least_certain_pairings() -> None:
     chosen = plan(candidates, ratings=ratings, served={}, schedule_round=1, limit=None)
     order = [(c.a, c.b) for c in chosen.matches]
     assert set(order[:4]) == {("a", "new"), ("b", "new"), ("c", "new"), ("d", "new")}
+    # The established six: the least certain first, the plain order's first among the
+    # next two, and the most certain last.
     rest = order[4:]
-    gaps = [certainty(ratings[a], ratings[b]) for a, b in rest]
-    assert gaps == sorted(gaps) and rest[0] == ("a", "b") and rest[-1] == ("a", "c")
+    plain_rest = [(c.a, c.b) for c in candidates if "new" not in (c.a, c.b)]
+    by_gap = sorted(plain_rest, key=lambda p: certainty(ratings[p[0]], ratings[p[1]]))
+    assert by_gap[0] == ("a", "b") and by_gap[-1] == ("a", "c")
+    assert rest[0] == by_gap[0] and plain_rest[0] in rest[1:3]
+    assert rest[-1] == ("a", "c")
     plain = plan(candidates, ratings=ratings, served={}, schedule_round=1, limit=None,
                  order=Order.ROUND_ROBIN)
     assert list(plain.matches) == candidates  # the baseline keeps the circle order
+
+
+def test_a_share_of_the_places_follows_the_plain_order() -> None:
+    # 40 established versions spread out: a quarter of every prefix of the order is the
+    # plain round-robin order's start, the rest the least certain pairings.
+    playing = [f"v{i:02d}" for i in range(40)]
+    ratings = {v: Rating(1000 + 25 * i, 40) for i, v in enumerate(playing)}
+    candidates = due_candidates(circle_method(playing), {}, 1)
+    chosen = plan(candidates, ratings=ratings, served={}, schedule_round=1, limit=None)
+    by_gap = sorted(candidates, key=lambda c: certainty(ratings[c.a], ratings[c.b]))
+    assert sorted(chosen.matches) == sorted(candidates)
+    for length in (8, 100, 400):
+        prefix = set(chosen.matches[:length])
+        assert set(candidates[: int(length * PLAIN_SHARE)]) <= prefix
+        assert set(by_gap[: int(length * (1 - PLAIN_SHARE))]) <= prefix
+        # ... and not the certainty order alone: long-range pairings are in every prefix.
+        assert prefix != set(by_gap[:length])
 
 
 def test_without_ratings_the_order_is_the_round_robin_order() -> None:
@@ -164,9 +187,13 @@ def test_a_limit_serves_starving_versions_first() -> None:
     # c and d are far from everyone: by certainty alone they would always come last.
     chosen = plan(candidates, ratings=ratings, served={"a": 4, "b": 4, "c": 2, "d": 3},
                   schedule_round=5, limit=1, fairness=2)
-    # Each starving version gets its best (least certain) pairing, c first (it waited
-    # longest), beyond the limit of one; nothing else fits.
-    assert chosen.matches == (Candidate(1, "a", "c"), Candidate(1, "b", "d"))
+    # Each starving version gets its best pairing (its first in the unlimited order), c
+    # first (it waited longest), beyond the limit of one; nothing else fits.
+    unlimited = plan(candidates, ratings=ratings, served={}, schedule_round=5, limit=None)
+    c_best = next(m for m in unlimited.matches if "c" in (m.a, m.b))
+    d_best = next(m for m in unlimited.matches if "d" in (m.a, m.b) and "c" not in (m.a, m.b)
+                  and not {m.a, m.b} & {c_best.a, c_best.b})
+    assert chosen.matches == (c_best, d_best)
     assert dict(chosen.served) == dict.fromkeys("abcd", 5)
     relaxed = plan(candidates, ratings=ratings, served=dict.fromkeys("abcd", 4),
                    schedule_round=5, limit=1, fairness=2)

@@ -32,3 +32,14 @@ def test_bench_refit_reports_its_figures() -> None:
     for name in ("refit_cold_s", "refit_s", "fit_s", "status_ms", "ladder_page_ms"):
         value = result[name]
         assert isinstance(value, float) and value > 0, name
+
+
+def test_bench_scale_until_converged_stops_early() -> None:
+    result = bench("scale", "--bots", "6", "--games-per-pairing", "400", "--order", "converge",
+                   "--entrant-at", "0.05", "--check-every", "0.05", "--until-converged")
+    planned, recorded = result["planned_matches"], result["recorded_matches"]
+    converged, entrant = result["converged_at"], result["entrant_matches_to_50"]
+    assert isinstance(planned, int) and isinstance(recorded, int)
+    assert isinstance(converged, int) and isinstance(entrant, int), result
+    # 7 bots, 21 pairings of 200 matches: 4,200 planned; converged long before.
+    assert planned == 4200 and converged <= recorded < planned
