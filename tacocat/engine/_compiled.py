@@ -39,7 +39,8 @@ from types import ModuleType
 
 MODULES = (
     "engine._state", "engine._table", "engine._cards", "engine._driver",
-    "engine.bots._random_play", "engine.bots._greedy_play", "engine._solver", "protocol._codec",
+    "engine.bots._random_play", "engine.bots._greedy_play", "engine.bots._strong_play",
+    "engine._solver", "protocol._codec",
     "referee._feed", "referee._policy", "referee._seats", "referee._live", "referee._loop",
 )
 """The compiled group, as modules of the ``tacocat`` package."""

@@ -33,6 +33,7 @@ from .._cards import best_defence, lowest_response, sacrifice_is_lowest
 from .._ruleset import Ruleset
 from .._solver import attack_value, attacks, realize, responses, trim_caches, value, without
 from .._types import Observation
+from . import _strong_play as play
 
 
 def _by_size(table: tuple[int, ...], size: int) -> int:
@@ -70,30 +71,8 @@ class StrongBot(Bot):
 
     # ----------------------------------------------------------------- knowledge
 
-    def _unseen(self, obs: Observation) -> list[int]:
-        counts: dict[int, int] = {}
-        for card in obs.ruleset.cards:
-            counts[card] = counts.get(card, 0) + 1
-        for seen in (obs.hand, obs.discards, obs.attack):
-            for card in seen:
-                counts[card] -= 1
-        # Nothing the opponent holds is below a card it sacrificed.
-        floor = 0
-        for trick in obs.tricks:
-            if trick.attacker == obs.seat:
-                for r, a in zip(trick.response, trick.attack, strict=True):
-                    if floor < r < a:
-                        floor = r
-        pool = [card for card, n in counts.items() if card >= floor for _ in range(n)]
-        if len(pool) < obs.opponent_cards:  # cannot happen with a consistent history
-            pool = [card for card, n in counts.items() for _ in range(n)]
-        return pool
-
     def _sample(self, obs: Observation, count: int) -> list[bytes]:
-        pool = self._unseen(obs)
-        size = obs.opponent_cards
-        sample = self.rng.sample
-        return [bytes(sorted(sample(pool, size))) for _ in range(count)]
+        return play.sample_hands(self.rng, play.unseen(obs), obs.opponent_cards, count)
 
     # ----------------------------------------------------------------- decisions
 
