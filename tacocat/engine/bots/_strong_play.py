@@ -12,6 +12,7 @@ import math
 import random
 
 from .._types import Observation
+from ._random_play import _sample
 
 
 def unseen(obs: Observation) -> list[int]:
@@ -47,7 +48,7 @@ def unseen(obs: Observation) -> list[int]:
 def sample_hands(rng: random.Random, pool: list[int], size: int, count: int) -> list[bytes]:
     """``count`` draws of ``bytes(sorted(rng.sample(pool, size)))``: the very draws CPython's
     ``random.sample`` makes (both of its branches, chosen as it chooses them), without its
-    per-call checks (tests/engine/test_house_bots.py compares them)."""
+    per-call checks (tests/engine/test_random_bot.py compares them)."""
     n = len(pool)
     if not 0 <= size <= n:
         raise ValueError(f"sample of {size} from a population of {n}")
@@ -58,20 +59,11 @@ def sample_hands(rng: random.Random, pool: list[int], size: int, count: int) -> 
         setsize += 4 ** math.ceil(math.log(size * 3, 4))
     hands: list[bytes] = []
     for _ in range(count):
-        drawn: list[int] = []
         if n <= setsize:
-            # A partial Fisher-Yates over a copy of the pool.
-            left_pool = list(pool)
-            for i in range(size):
-                left = n - i
-                left_bits = left.bit_length()
-                j = getrandbits(left_bits)
-                while j >= left:
-                    j = getrandbits(left_bits)
-                drawn.append(left_pool[j])
-                left_pool[j] = left_pool[left - 1]
+            drawn = _sample(rng, pool, size)  # random.sample's pool branch
         else:
-            # Distinct positions by rejection.
+            # Its set branch: distinct positions by rejection.
+            drawn = []
             taken: set[int] = set()
             for _ in range(size):
                 j = getrandbits(bits)
