@@ -8,11 +8,8 @@ matches scheduled like ladder matches, never rated (docs/ARENA.md, "Tests").
 from __future__ import annotations
 
 import argparse
-import queue
 import re
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -143,7 +140,7 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
     last = ""
     trial: Trial | None = None
     try:
-        for trial in _updates(client, trial_id):
+        for trial in client.watch_trial(trial_id):
             if trial.status is TrialStatus.WAITING:
                 line = f"waiting for the smoke game of {trial.candidate}"
             elif trial.status is TrialStatus.RUNNING and not trial.games:
@@ -154,7 +151,6 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
                 print(f"test {trial.id}: {line}", file=sys.stderr, flush=True)
                 last = line
     except KeyboardInterrupt:
-        client.close()  # ends the stream the watching thread is reading
         print(f"\nstopped following; the test goes on on the arena: `tacocat test --show "
               f"{trial_id}` follows it, `tacocat test --cancel {trial_id}` stops it",
               file=sys.stderr)
@@ -163,30 +159,6 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
         return 1
     print(f"test {trial.id} ({trial.candidate} against {trial.baseline}): {trial.verdict()}")
     return 0 if trial.status in (TrialStatus.H0, TrialStatus.H1, TrialStatus.EXHAUSTED) else 1
-
-
-def _updates(client: ArenaClient, trial_id: str) -> Iterator[Trial]:
-    """``client.watch_trial`` read on a thread of its own. The main thread waits on a queue,
-    where Ctrl-C always lands: waiting inside gRPC's stream, a KeyboardInterrupt could be
-    swallowed by its C code, and the follower then went on printing (seen in CI)."""
-    updates: queue.Queue[Trial | BaseException | None] = queue.Queue()
-
-    def watch() -> None:
-        try:
-            for update in client.watch_trial(trial_id):
-                updates.put(update)
-            updates.put(None)
-        except BaseException as exc:  # handed to the main thread, which raises it
-            updates.put(exc)
-
-    threading.Thread(target=watch, name="watch-trial", daemon=True).start()
-    while True:
-        item = updates.get()
-        if item is None:
-            return
-        if isinstance(item, BaseException):
-            raise item
-        yield item
 
 
 def _list(args: argparse.Namespace, client: ArenaClient) -> int:
