@@ -112,7 +112,10 @@ def test_cancel_is_the_owners_and_bad_input_says_what_to_do(users: Users) -> Non
     env = clean_env(TACOCAT_ADDRESS=users.arena.address, TACOCAT_TOKEN=users.tokens["bob"])
     follow = subprocess.Popen([sys.executable, "-m", "tacocat.cli", "test", "--show",
                                trial.group(1)], cwd=users.arena.home, env=env, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              # A Ctrl-C must reach it even when the test runner was started
+                              # with SIGINT ignored (a background job's children inherit that).
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
     try:
         assert follow.stderr is not None
         first = follow.stderr.readline()
