@@ -22,6 +22,7 @@ from . import (
     _bench_scale,
 )
 from ._plain_game import play_plain_games
+from ._serve import settle_heap
 
 DESCRIPTION = """\
 Measure throughput. Prints one JSON line with the result.
@@ -79,6 +80,7 @@ _CHUNK = 200
 
 
 def bench_engine(args: argparse.Namespace) -> int:
+    settle_heap()  # as the workers and the referee do: this process plays a long run
     names = ("house:random#1", "house:random#2")
 
     def engine_games(games: int, tag: str) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -139,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
                         datefmt="%H:%M:%S")
     logging.getLogger("rq").setLevel(logging.WARNING)
     sweep_match_folders()
+    # What is imported by now lives as long as the worker, and every work horse forks from
+    # it: out of the cyclic collector's sight, a horse's full collections walk only what its
+    # match made, and leave the pages it shares with this process unwritten.
+    gc.collect()
+    gc.freeze()
     return work_until_stopped(args.url, settings, args.index)
 
 
