@@ -27,7 +27,6 @@ imports the engine before any module of its own.
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
@@ -158,8 +157,10 @@ def build(root: Path = ROOT_DIR) -> str:
     return "" if build_is_current(root) else "the build is not current after building"
 
 
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Finds the ``.py`` source of the group's modules, ahead of their builds."""
+class _SourceFinder:
+    """Finds the ``.py`` source of the group's modules, ahead of their builds (a meta path
+    finder by its ``find_spec``; not derived from ``importlib.abc``, whose import costs
+    every bot process's start 8 ms)."""
 
     def __init__(self, sources: dict[str, Path]) -> None:
         self.sources = sources

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -97,6 +96,8 @@ class Ruleset:
             text = path.read_bytes()
         except OSError as exc:
             raise RulesetError("<file>", f"cannot read {str(path)!r}: {exc.strerror}") from exc
+        import tomllib  # noqa: PLC0415 - a bot process never loads a file: keep its start light
+
         try:
             data = tomllib.loads(text.decode()) if path.suffix == ".toml" else json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
