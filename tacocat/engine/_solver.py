@@ -30,9 +30,12 @@ LIMITS: Final = {"positions": 200_000, "attacks": 10_000, "picks": 5_000, "drops
 _bounds: Final[dict[bytes, int]] = {}
 """Position -> what is known of its value (lowest and highest possible result, each -1..1):
 code ``3 * lowest + highest + 4``; 2 = (-1, 1) = nothing known."""
-_attack_cache: Final[dict[bytes, list[tuple[bytes, bytes]]]] = {}
-_drops: Final[dict[bytes, list[tuple[int, bytes]]]] = {}
-_pick_cache: Final[dict[bytes, list[tuple[bytes, bytes]]]] = {}
+# Tuples, not lists, as the entries: once the collector has seen a tuple of bytes and ints
+# it stops tracking it, where every list would be walked by every full collection (tens of
+# thousands of them in a long run: the run slowed as its caches grew).
+_attack_cache: Final[dict[bytes, tuple[tuple[bytes, bytes], ...]]] = {}
+_drops: Final[dict[bytes, tuple[tuple[int, bytes], ...]]] = {}
+_pick_cache: Final[dict[bytes, tuple[tuple[bytes, bytes], ...]]] = {}
 
 
 def trim_caches() -> None:
@@ -64,7 +67,7 @@ def without(hand: bytes, cards: bytes) -> bytes:
     return bytes(kept)
 
 
-def _make_drops(hand: bytes) -> list[tuple[int, bytes]]:
+def _make_drops(hand: bytes) -> tuple[tuple[int, bytes], ...]:
     """Each distinct card of ``hand`` with the hand left without it; a lone lowest card last."""
     found: list[tuple[int, bytes]] = []
     prev = -1
@@ -75,11 +78,12 @@ def _make_drops(hand: bytes) -> list[tuple[int, bytes]]:
             found.append((card, hand[:i] + hand[i + 1:]))
     if len(hand) > 1 and hand[0] != hand[1]:
         found.append(found.pop(0))
-    _drops[hand] = found
-    return found
+    entry = tuple(found)
+    _drops[hand] = entry
+    return entry
 
 
-def attacks(hand: bytes) -> list[tuple[bytes, bytes]]:
+def attacks(hand: bytes) -> tuple[tuple[bytes, bytes], ...]:
     """Every legal attack from ``hand`` with the hand it leaves, likeliest winners first."""
     found = _attack_cache.get(hand)
     if found is not None:
@@ -112,12 +116,12 @@ def attacks(hand: bytes) -> list[tuple[bytes, bytes]]:
         # The position breaks ties: equal scores keep legal_attacks' order.
         scored.append((-score, len(scored), cards))
     scored.sort()
-    found = [(cards, without(hand, cards)) for _, _, cards in scored]
+    found = tuple([(cards, without(hand, cards)) for _, _, cards in scored])
     _attack_cache[hand] = found
     return found
 
 
-def _picks(hand: bytes, k: int) -> list[tuple[bytes, bytes]]:
+def _picks(hand: bytes, k: int) -> tuple[tuple[bytes, bytes], ...]:
     """Every distinct choice of ``k`` cards from ``hand``: (cards, hand left), sorted."""
     key = hand + _BYTE[k]  # unambiguous: the hand's length is the key's length less one
     found = _pick_cache.get(key)
@@ -132,7 +136,7 @@ def _picks(hand: bytes, k: int) -> list[tuple[bytes, bytes]]:
                 if len(p) + j <= k:
                     grown.append(p + _BYTE[rank] * j)
         picks = grown
-    found = [(used, without(hand, used)) for used in picks if len(used) == k]
+    found = tuple([(used, without(hand, used)) for used in picks if len(used) == k])
     _pick_cache[key] = found
     return found
 
@@ -198,7 +202,7 @@ def at_least(att: bytes, dfn: bytes, t: int) -> bool:
     other = 1 - t
     result = False
     lowest = dfn[0]
-    drops: list[tuple[int, bytes]] | None = None
+    drops: tuple[tuple[int, bytes], ...] | None = None
     sacrificed = b""  # dfn without its lowest card, from drops (a cached object)
     for attack, rest in attacks(att):
         k = len(attack)
