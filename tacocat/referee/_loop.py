@@ -39,7 +39,7 @@ from ._feed import Answer, Failure
 from ._policy import FaultPolicy, SideReport, is_costly
 from ._seats import InProcessSeat, Seat
 
-DEFAULT_BATCH: Final = 16
+DEFAULT_BATCH: Final = 64
 """Games a match plays at once unless told otherwise (measured: docs/WORKER.md, "Batching")."""
 
 GameSink = Callable[[MatchGame], Awaitable[None] | None]

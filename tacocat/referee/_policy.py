@@ -12,7 +12,8 @@ decision over its time limit           that game forfeits  plays on; a *strike*
   (measured by the host, or the
   in-process seat)
 no answer by the batch's deadline      every game in       killed, restarted for the next
-  (k decisions x the limit)            flight forfeits     games; a *strike*
+  (no answers for 2 limits, or not     flight forfeits     games; a *strike*
+  all within k decisions x the limit)
 process exits, is killed, garbles      every game in       restarted for the next games;
   its output, fails to start           flight forfeits     a *strike*
 live client disconnects                every game in       the match ends
@@ -24,10 +25,11 @@ strikes reach ``max_strikes`` **in a row** (no game finished without a fault of 
 between them; several games lost in one lockstep step are one strike) **gives up**: its
 games in flight forfeit, and every later game is recorded as its forfeit at once, without
 asking it again, or, for a live client (``end_match_on_give_up``), the match ends. While a
-side has a strike, the match plays one game at a time, so a sleeping bot costs one batch's
-deadline and two decision limits, not three batches'. A game in which both sides are out is
-aborted (kept, not rated). The same rule, three strikes in a row, holds for sandboxed bots,
-local play and live clients.
+side has a strike, the match plays one game at a time, so a sleeping bot costs four
+decision limits in all: two for its batch (the deadline waits 2 limits for progress,
+whatever the batch's size), then one for each of the two single games. A game in which both
+sides are out is aborted (kept, not rated). The same rule, three strikes in a row, holds
+for sandboxed bots, local play and live clients.
 """
 
 from __future__ import annotations

@@ -41,6 +41,11 @@ BACKGROUND_ALLOWANCE = 0.001
 counts as background work: an honest host spends tens of microseconds decoding a request
 and encoding its answer."""
 
+PROGRESS_LIMITS = 2
+"""Decision limits a frame's answers may take to start coming (and between two parts of
+them): the host sends what it has every quarter limit, so an honest host has half a limit
+to spare however large the batch."""
+
 DecisionTimer = Callable[[float], None]
 """Called with each decision's seconds (failures included): how metrics time decisions."""
 
@@ -172,9 +177,11 @@ class ProcessSeat:
     """A bot in a :class:`HostProcess`, with ``time_limit`` seconds per decision.
 
     The process is started when the first frame goes out (and again after :meth:`restart`);
-    one that cannot be started is :attr:`broken` with ``crash``. A frame of ``k`` requests
-    must be answered within ``k x time_limit`` (the backstop: past it the process is killed);
-    each decision's own time, as the host measured it, must stay within ``time_limit``. The
+    one that cannot be started is :attr:`broken` with ``crash``. The backstop (past it the
+    process is killed): a frame of ``k`` requests must be answered within ``k x time_limit``,
+    and some of its answers must arrive every :data:`PROGRESS_LIMITS` limits (the host sends
+    a slow frame's answers in parts), so a hung bot costs two limits, not ``k``; each
+    decision's own time, as the host measured it, must stay within ``time_limit``. The
     methods block on the pipes: play through :func:`~tacocat.referee.play_match`, or from a
     thread.
 
@@ -213,6 +220,7 @@ class ProcessSeat:
         self._asked: list[int] = []
         self._sent: list[int] = []
         self._deadline = 0.0
+        self._cap = 0.0
         self._sent_at = 0.0
 
     # -- queueing ---------------------------------------------------------------------------
@@ -245,8 +253,10 @@ class ProcessSeat:
         self._frame_think = 0.0
         now = time.monotonic()
         self._sent_at = now
-        # The backstop: every decision of the frame may take its whole limit, one by one.
-        self._deadline = now + max(1, len(self._sent)) * self.time_limit
+        # The backstop: every decision of the frame may take its whole limit, one by one,
+        # but the answers must keep coming.
+        self._cap = now + max(1, len(self._sent)) * self.time_limit
+        self._deadline = min(self._cap, now + PROGRESS_LIMITS * self.time_limit)
         failed = self.host.send(frame.SerializeToString(), self._deadline)
         if failed is not None:
             self._break(failed)
@@ -256,16 +266,23 @@ class ProcessSeat:
         if not sent:
             return []
         got: dict[int, Answer] = {}
+        waiting_since = self._sent_at
         while self.broken is None and len(got) < len(sent):
             data = self.host.receive(self._deadline)
             if isinstance(data, Failure):
                 if data.fault is Fault.TIMEOUT:
-                    data = Failure(Fault.TIMEOUT, f"no answer to {len(sent) - len(got)} "
-                                   f"decision{'s' * (len(sent) - len(got) != 1)} within "
-                                   f"{len(sent) * self.time_limit:g} s")
+                    missing = len(sent) - len(got)
+                    data = Failure(Fault.TIMEOUT, f"no answer to {missing} decision"
+                                   f"{'s' * (missing != 1)} within "
+                                   f"{self._deadline - waiting_since:.3g} s")
                 self._break(data)
                 break
+            answered = len(got)
             self._read_frame(data, got)
+            if len(got) > answered:
+                waiting_since = time.monotonic()
+                self._deadline = min(self._cap,
+                                     waiting_since + PROGRESS_LIMITS * self.time_limit)
         if self.broken is not None:
             if self.on_decision is not None:
                 waited = time.monotonic() - self._sent_at

@@ -131,18 +131,29 @@ def test_a_bot_that_sleeps_past_the_deadline_times_out() -> None:
         assert detail.endswith("no answer to 1 decision within 0.3 s")
 
 
-def test_a_batch_has_a_deadline_of_its_decisions_times_the_limit() -> None:
-    # Four games at once, each asks for a duel at the same step: the sleeper never answers,
-    # so the referee waits 4 x 0.3 s for the frame and then forfeits every game in it.
+def test_a_hung_bot_costs_two_limits_whatever_the_batch() -> None:
+    # Eight games at once, each asks for a duel at the same step: the sleeper never answers.
+    # The referee waits for the frame's first answers for 2 x 0.3 s (not 8 x 0.3 s), then
+    # forfeits every game in it.
     with HostProcess(str(BOTS / "sleeping_bot.py")) as host:
         start = time.monotonic()
-        played = play(host, games=4, time_limit=0.3, batch=4)
+        played = play(host, games=8, time_limit=0.3, batch=8)
         waited = time.monotonic() - start
-    assert 1.2 <= waited < 8
+    assert 0.6 <= waited < 2.4
     for game in played.games:
         fault, detail = forfeit_of(game)
         assert fault is Fault.TIMEOUT
-        assert "within 1.2 s" in detail, detail
+        assert detail.endswith("no answer to 8 decisions within 0.6 s"), detail
+
+
+def test_a_slow_honest_bot_sends_a_long_frame_in_parts_and_is_not_cut_off() -> None:
+    # Eight duels of 0.15 s in one frame: 1.2 s, past the 2 x 0.4 s the referee waits for
+    # progress. The host sends its answers every quarter limit, so nothing forfeits.
+    with HostProcess(str(BOTS / "slow_bot.py")) as host:
+        played = play(host, games=8, time_limit=0.4, batch=8)
+        assert host.starts == 1
+    assert all(g.record.result.reason is not Reason.FORFEIT for g in played.games)
+    assert played.sides[0].failures == []
 
 
 def test_a_decision_over_its_limit_forfeits_on_time_even_inside_the_batch_deadline() -> None:

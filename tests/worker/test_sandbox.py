@@ -49,7 +49,9 @@ IDENTITY = """
     print(json.dumps({
         "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
         "groups": os.getgroups(), "pid": os.getpid(), "cwd": os.getcwd(),
+        "resuid": os.getresuid(), "resgid": os.getresgid(),
         "env": dict(os.environ), "fds": fds, "cap_eff": status("CapEff"),
+        "cap_prm": status("CapPrm"), "cap_amb": status("CapAmb"),
         "cap_bnd": status("CapBnd"), "nnp": status("NoNewPrivs"), "seccomp": status("Seccomp"),
         "hostname": socket.gethostname(), "pids": sorted(int(p) for p in os.listdir("/proc")
                                                         if p.isdigit()),
@@ -65,7 +67,8 @@ def test_identity_privileges_and_environment(bots: Bots, policy: SandboxPolicy) 
     assert got["cwd"] == BOT_DIR
     assert got["uid"] == got["euid"] != 0
     assert got["gid"] != 0
-    assert got["cap_eff"] == "0000000000000000"
+    assert len(set(got["resuid"])) == len(set(got["resgid"])) == 1  # saved ids dropped too
+    assert got["cap_eff"] == got["cap_prm"] == got["cap_amb"] == "0000000000000000"
     assert got["nnp"] == "1" and got["seccomp"] == "2"  # no-new-privs, seccomp filter mode
     assert got["fds"] == [0, 1, 2], "descriptors leaked into the sandbox"
     assert got["hostname"] == "tacocat-bot"
