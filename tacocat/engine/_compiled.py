@@ -10,13 +10,16 @@ reach one another through generic Python lookups that cost more than CPython's o
 reason a ``_table`` compiled on its own was once slower than its source). Python then
 imports the builds in place of the sources.
 
-The build records the digest of every source it came from. Whenever one of them no longer
-matches (edited since), or ``TACOCAT_PURE_PYTHON=1`` is set, every module of the group is
-loaded from its ``.py`` file instead (a finder placed first on ``sys.meta_path``), so an
-edit is never silently ignored and the pure form stays one variable away. Both forms play
-byte-identical games (tested). No class bot authors may subclass is compiled
-(:class:`~tacocat.engine.Bot`, the house bots): a compiled class cannot have interpreted
-subclasses, so ``RandomBot`` calls the compiled functions of ``bots/_random_play.py``.
+The build records the digest of every source it came from, and its size and modification
+time (checking those costs a bot's start 15 stats, where hashing would cost it 8 ms,
+mostly the import of OpenSSL: the digests are compared only for a source whose size or
+time changed). Whenever one of them no longer matches (edited since), or
+``TACOCAT_PURE_PYTHON=1`` is set, every module of the group is loaded from its ``.py`` file
+instead (a finder placed first on ``sys.meta_path``), so an edit is never silently ignored
+and the pure form stays one variable away. Both forms play byte-identical games (tested).
+No class bot authors may subclass is compiled (:class:`~tacocat.engine.Bot`, the house
+bots): a compiled class cannot have interpreted subclasses, so ``RandomBot`` calls the
+compiled functions of ``bots/_random_play.py``.
 
 This module is standalone (standard library, no sibling imports) so the build script and
 setup.py can load it by path without importing the package it is about to replace; the
@@ -26,7 +29,6 @@ imports the engine before any module of its own.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -74,8 +76,19 @@ def _library(root: Path) -> Path:
 
 
 def source_digests(root: Path = ROOT_DIR) -> dict[str, str]:
+    import hashlib  # noqa: PLC0415 - a build needs it, a bot's start does not
+
     return {name: hashlib.sha256(_source(root, name).read_bytes()).hexdigest()
             for name in MODULES}
+
+
+def source_stats(root: Path = ROOT_DIR) -> dict[str, list[int]]:
+    """Each source's ``[size, mtime_ns]``: unchanged, its digest is taken as unchanged."""
+    stats = {}
+    for name in MODULES:
+        st = _source(root, name).stat()
+        stats[name] = [st.st_size, st.st_mtime_ns]
+    return stats
 
 
 def extension_files(root: Path = ROOT_DIR) -> list[Path]:
@@ -91,7 +104,11 @@ def build_is_current(root: Path = ROOT_DIR) -> bool:
         return False
     try:
         recorded = json.loads(_record(root).read_text())
-        return bool(recorded == source_digests(root))
+        if not isinstance(recorded, dict) or set(recorded) != {"digests", "stats"}:
+            return False  # a record of an older build, or none
+        if recorded["stats"] == source_stats(root):
+            return True
+        return bool(recorded["digests"] == source_digests(root))
     except (OSError, ValueError):
         return False
 
@@ -150,10 +167,11 @@ def build(root: Path = ROOT_DIR) -> str:
             partial = target.with_name(f".{target.name}.{os.getpid()}")
             shutil.copy2(_extension(copy, name), partial)
             os.replace(partial, target)
+    stats = source_stats(root)
     if source_digests(root) != digests:
         clean(root)
         return "the source changed during the build; run it again"
-    _record(root).write_text(json.dumps(digests, indent=1) + "\n")
+    _record(root).write_text(json.dumps({"digests": digests, "stats": stats}, indent=1) + "\n")
     return "" if build_is_current(root) else "the build is not current after building"
 
 
@@ -176,7 +194,8 @@ class _SourceFinder:
 def select() -> str:
     """Make the imports of the group use the build only when it is current; say which form
     runs."""
-    if not extension_files():
+    if not any(path.exists() for path in (_library(ROOT_DIR), *(
+            _extension(ROOT_DIR, name) for name in MODULES))):
         return "pure Python (no compiled build; ./dev setup makes one)"
     if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):
         reason = f"{PURE_VARIABLE} is set"

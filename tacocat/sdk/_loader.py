@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,8 +56,9 @@ def _bot_class(path: Path, class_name: str | None) -> type[Bot]:
     if not path.is_file():
         raise BotLoadError(f"bot file {str(path)!r} does not exist; give a .py file, or "
                            f"house:NAME for a house bot")
-    # A unique module name per file path, so two bots in files of the same name coexist.
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    # A unique module name per file path, so two bots in files of the same name coexist
+    # (a checksum, not hashlib: importing OpenSSL would cost every bot's start 3 ms).
+    digest = f"{zlib.crc32(str(path.resolve()).encode()):08x}"
     module_name = f"tacocat_bot_{path.stem}_{digest}"
     loader_spec = importlib.util.spec_from_file_location(module_name, path)
     if loader_spec is None or loader_spec.loader is None:
