@@ -9,7 +9,6 @@ the engine; :class:`Bot` itself stays Python so that bot authors can subclass it
 from __future__ import annotations
 
 import copy
-import traceback
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -73,6 +72,8 @@ def bot_factory(bot: Bot | BotFactory) -> BotFactory:
 
 def describe_exception(exc: BaseException) -> str:
     """A bot's exception in one line, with where it was raised: for forfeit details."""
+    import traceback  # noqa: PLC0415 - only a failing bot needs it; every host starts faster
+
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
     where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"

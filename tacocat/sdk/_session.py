@@ -9,11 +9,11 @@ it.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tacocat import protocol
 from tacocat.engine import (
@@ -30,7 +30,17 @@ from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ProtocolError, RefereeError
 
-log = logging.getLogger("tacocat.sdk")
+if TYPE_CHECKING:
+    import logging
+
+
+
+def _log() -> logging.Logger:
+    """The SDK's logger, imported on first use: ``logging`` (and ``traceback`` with it) would
+    cost every bot host's start 5 ms, and a bot that never fails never needs it."""
+    import logging  # noqa: PLC0415
+
+    return logging.getLogger("tacocat.sdk")
 
 _deadline: ContextVar[float | None] = ContextVar("tacocat_decision_deadline", default=None)
 
@@ -142,7 +152,7 @@ class BotSession:
             if msg.error.fatal:
                 raise RefereeError(code, text)
             self.errors.append((code, text))
-            log.warning("referee: %s: %s", code, text)
+            _log().warning("referee: %s: %s", code, text)
         else:
             raise ProtocolError("a server message of no known kind")
         return None
@@ -159,14 +169,14 @@ class BotSession:
         try:
             game.driver = BotDriver(self.factory())
         except Exception as exc:  # the game's first decision reports it
-            log.exception("making the bot for game %d raised", start.game)
+            _log().exception("making the bot for game %d raised", start.game)
             game.broken = f"making the bot raised {describe_exception(exc)}"
             return
         try:
             game.driver.start(start.seat, ruleset, start.opponent)
         except Exception:
             # A hook's failure costs nothing by itself; a broken bot shows when it decides.
-            log.exception("on_game_start raised")
+            _log().exception("on_game_start raised")
 
     def _game(self, game: int, what: str) -> _Game:
         try:
@@ -187,7 +197,7 @@ class BotSession:
                 raise RuntimeError(game.broken)
             cards = game.driver.decide(obs)
         except Exception as exc:  # any bot failure is reported, never fatal to the session
-            log.exception("the bot raised in %s", obs.decision)
+            _log().exception("the bot raised in %s", obs.decision)
             reply.failure.request_id = request.request_id
             reply.failure.message = game.broken or describe_exception(exc)
             reply.failure.think_us = _micros(started)
@@ -203,7 +213,7 @@ class BotSession:
             reply.Clear()
             reply.failure.request_id = request.request_id
             reply.failure.message = f"the bot answered {cards!r}, not card ranks: {exc}"
-            log.error("%s", reply.failure.message)  # the referee's record says less
+            _log().error("%s", reply.failure.message)  # the referee's record says less
             reply.failure.think_us = _micros(started)
         return reply
 
@@ -216,7 +226,7 @@ class BotSession:
             if game.driver is not None:
                 game.driver.finish(outcome, history)
         except Exception:
-            log.exception("on_round_end/on_game_end raised")
+            _log().exception("on_round_end/on_game_end raised")
         self.results.append(GameResult(result.game, game.decoder.seat, game.opponent, outcome,
                                        history))
 

@@ -24,6 +24,8 @@ SDK_INIT = Path(sdk.__file__)
 NOT_IN_HOST = (
     "grpc",
     "hashlib",  # OpenSSL: 3-5 ms of every start
+    "logging",  # with traceback: a failing bot imports them, a host need not
+    "traceback",
     "tacocat.sdk._arena_client",
     "tacocat.sdk._arena_types",
     "tacocat.sdk._live",
