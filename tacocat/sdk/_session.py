@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     import logging
 
 
-
 def _log() -> logging.Logger:
     """The SDK's logger, imported on first use: ``logging`` (and ``traceback`` with it) would
     cost every bot host's start 5 ms, and a bot that never fails never needs it."""

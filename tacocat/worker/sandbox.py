@@ -23,12 +23,12 @@ The layers, outermost first, and why each is there:
    (``uid_base + slot``, the slot leased with ``flock``): bwrap runs as root without a user
    namespace, keeps only CAP_SETUID/CAP_SETGID, and the system's ``setpriv`` (or a tiny
    trusted stub) drops to the slot's uid before exec'ing the bot, which clears every
-   capability. We do *not* use a user
-   namespace as root: bwrap maps the sandbox's uid to the caller's, i.e. to uid 0 outside,
-   and the kernel grants write access to ``/proc/sys`` (``kernel.core_pattern``: a host root
-   escape) by that global uid alone, capabilities or not (tested: it opens for writing).
-   When the worker is not root, bwrap's user namespace maps the bot to the worker's own
-   unprivileged uid, which is safe in that respect.
+   capability. We do *not* use a user namespace as root: bwrap maps the sandbox's uid to
+   the caller's, i.e. to uid 0 outside, and the kernel grants write access to
+   ``/proc/sys`` (``kernel.core_pattern``: a host root escape) by that global uid alone,
+   capabilities or not (tested: it opens for writing). When the worker is not root, bwrap's
+   user namespace maps the bot to the worker's own unprivileged uid, which is safe in that
+   respect.
 3. **A process-count bound that holds for root.** ``RLIMIT_NPROC`` never binds uid 0 (the
    kernel exempts the root user outright), and a fork bomb in a PID namespace still fills
    the host's PID table. So: a *pids cgroup* per bot (``pids.max``), joined in
