@@ -25,6 +25,20 @@ def ladder_state(redis: redis_py.Redis, ladder: str) -> dict[bytes, bytes | None
     return {key: redis.dump(key) for key in keys}
 
 
+def settled_ladder_state(redis: redis_py.Redis, ladder: str) -> dict[bytes, bytes | None]:
+    """:func:`ladder_state` once it stops changing: a match's owner logs are stored just
+    after its result, so the ladder's last match may still be adding them when it is done."""
+    last = ladder_state(redis, ladder)
+
+    def unchanged() -> dict[bytes, bytes | None] | None:
+        nonlocal last
+        now, before = ladder_state(redis, ladder), last
+        last = now
+        return now if now == before else None
+
+    return wait_for(unchanged, 20, f"ladder {ladder}'s keys to settle", interval=0.5)
+
+
 def test_a_test_reaches_its_verdict_on_the_workers_and_leaves_the_ladder_alone(
         redis: redis_py.Redis, trees: Trees) -> None:
     field = make_field(redis)
@@ -40,7 +54,7 @@ def test_a_test_reaches_its_verdict_on_the_workers_and_leaves_the_ladder_alone(
     assert wait_decided(arena, [base, mine]) == {base: "", mine: ""}
     wait_ladder_done(arena, "main")
     board = arena.leaderboard("main")
-    before = ladder_state(redis, "main")
+    before = settled_ladder_state(redis, "main")
 
     # A new upload of another of alice's bots: the test waits for its smoke game.
     candidate = field.submit("alice", "dev", good_bot("dev", "GreedyBot"))
