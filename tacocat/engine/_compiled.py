@@ -35,8 +35,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
+from typing import Union
+
+# Paths are strings (os.path), not pathlib: every bot host imports this module first, and
+# pathlib (with the urllib.parse and fnmatch it imports) would cost each start 5 ms.
+StrPath = Union[str, "os.PathLike[str]"]
 
 MODULES = (
     "engine._state", "engine._table", "engine._cards", "engine._driver",
@@ -47,9 +51,9 @@ MODULES = (
 """The compiled group, as modules of the ``tacocat`` package."""
 GROUP = "engine._native"
 """The group's name: its shared library is ``tacocat/engine/_native__mypyc``."""
-ROOT_DIR = Path(__file__).resolve().parent.parent
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 """The ``tacocat`` package folder this module belongs to."""
-BUILD_RECORD = ROOT_DIR / "engine" / ".compiled.json"
+BUILD_RECORD = os.path.join(ROOT_DIR, "engine", ".compiled.json")
 """``{module: sha256 of the source it was built from}``, written by the build."""
 PURE_VARIABLE = "TACOCAT_PURE_PYTHON"
 _MYPY_CONFIG = "[mypy]\nfollow_imports = silent\nignore_missing_imports = True\n"
@@ -58,52 +62,58 @@ packages are read for their types, and one that is not installed (protobuf, in a
 isolated build) is simply ``Any``."""
 
 
-def _source(root: Path, name: str) -> Path:
-    return root.joinpath(*name.split(".")).with_suffix(".py")
+def _source(root: StrPath, name: str) -> str:
+    return os.path.join(root, *name.split(".")) + ".py"
 
 
-def _extension(root: Path, name: str) -> Path:
-    return root.joinpath(*name.split(".")).parent / (
-        name.rsplit(".", 1)[-1] + importlib.machinery.EXTENSION_SUFFIXES[0])
+def _extension(root: StrPath, name: str) -> str:
+    *package, module = name.split(".")
+    return os.path.join(root, *package, module + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
-def _record(root: Path) -> Path:
-    return root / BUILD_RECORD.relative_to(ROOT_DIR)
+def _record(root: StrPath) -> str:
+    return os.path.join(root, os.path.relpath(BUILD_RECORD, ROOT_DIR))
 
 
-def _library(root: Path) -> Path:
+def _library(root: StrPath) -> str:
     return _extension(root, GROUP + "__mypyc")
 
 
-def source_digests(root: Path = ROOT_DIR) -> dict[str, str]:
+def _read(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def source_digests(root: StrPath = ROOT_DIR) -> dict[str, str]:
     import hashlib  # noqa: PLC0415 - a build needs it, a bot's start does not
 
-    return {name: hashlib.sha256(_source(root, name).read_bytes()).hexdigest()
-            for name in MODULES}
+    return {name: hashlib.sha256(_read(_source(root, name))).hexdigest() for name in MODULES}
 
 
-def source_stats(root: Path = ROOT_DIR) -> dict[str, list[int]]:
+def source_stats(root: StrPath = ROOT_DIR) -> dict[str, list[int]]:
     """Each source's ``[size, mtime_ns]``: unchanged, its digest is taken as unchanged."""
     stats = {}
     for name in MODULES:
-        st = _source(root, name).stat()
+        st = os.stat(_source(root, name))
         stats[name] = [st.st_size, st.st_mtime_ns]
     return stats
 
 
-def extension_files(root: Path = ROOT_DIR) -> list[Path]:
+def extension_files(root: StrPath = ROOT_DIR) -> list[str]:
     """Every extension module in the package for this interpreter: the build's, and those of
     earlier builds whose modules have left the group (which would shadow their sources)."""
-    return sorted(root.rglob(f"*{importlib.machinery.EXTENSION_SUFFIXES[0]}"))
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return sorted(os.path.join(folder, name) for folder, _, names in os.walk(root)
+                  for name in names if name.endswith(suffix))
 
 
-def build_is_current(root: Path = ROOT_DIR) -> bool:
+def build_is_current(root: StrPath = ROOT_DIR) -> bool:
     """Whether every compiled module exists and was built from the current sources."""
-    if not all(_extension(root, name).exists() for name in MODULES) or not _library(
-            root).exists():
+    if not all(os.path.exists(_extension(root, name)) for name in MODULES) or \
+            not os.path.exists(_library(root)):
         return False
     try:
-        recorded = json.loads(_record(root).read_text())
+        recorded = json.loads(_read(_record(root)))
         if not isinstance(recorded, dict) or set(recorded) != {"digests", "stats"}:
             return False  # a record of an older build, or none
         if recorded["stats"] == source_stats(root):
@@ -113,13 +123,14 @@ def build_is_current(root: Path = ROOT_DIR) -> bool:
         return False
 
 
-def clean(root: Path = ROOT_DIR) -> None:
+def clean(root: StrPath = ROOT_DIR) -> None:
     """Remove the build: everything in the ``tacocat`` folder ``root`` runs as source."""
     # Unlink rather than overwrite: a running worker keeps the old file mapped, and writing
     # into it would crash that process.
     for path in extension_files(root):
-        path.unlink()
-    _record(root).unlink(missing_ok=True)
+        os.unlink(path)
+    if os.path.exists(_record(root)):
+        os.unlink(_record(root))
 
 
 _SETUP = """
@@ -131,7 +142,7 @@ setup(name="tacocat-native", script_args=["build_ext", "--inplace"],
 """
 
 
-def build(root: Path = ROOT_DIR) -> str:
+def build(root: StrPath = ROOT_DIR) -> str:
     """Compile the group in ``root`` (a ``tacocat`` folder: this checkout's, or a wheel's
     being built) with mypyc; '' when done, else why not (its output's end).
 
@@ -148,14 +159,15 @@ def build(root: Path = ROOT_DIR) -> str:
     with tempfile.TemporaryDirectory(prefix="tacocat-mypyc-") as work:
         # Build in a copy, so that neither mypyc's ./build nor a half-written module ever
         # appears in the package.
-        copy = Path(work) / "tacocat"
+        copy = os.path.join(work, "tacocat")
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns(
             "__pycache__", "*.so", "*.pyd", ".compiled.json"))
-        (Path(work) / "mypy.ini").write_text(_MYPY_CONFIG)
-        (Path(work) / "setup_native.py").write_text(_SETUP % f"tacocat.{GROUP}")
+        with open(os.path.join(work, "mypy.ini"), "w") as file:
+            file.write(_MYPY_CONFIG)
+        with open(os.path.join(work, "setup_native.py"), "w") as file:
+            file.write(_SETUP % f"tacocat.{GROUP}")
         result = subprocess.run(
-            [sys.executable, "setup_native.py",
-             *(str(_source(Path("tacocat"), name)) for name in MODULES)],
+            [sys.executable, "setup_native.py", *(_source("tacocat", name) for name in MODULES)],
             cwd=work, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             return (result.stdout[-3000:] + result.stderr[-3000:]).strip() or \
@@ -164,14 +176,16 @@ def build(root: Path = ROOT_DIR) -> str:
             # A new file renamed into place, never written into the old one: a process that
             # has the old library mapped (a worker, a test run, another build) keeps it.
             target = _extension(root, name)
-            partial = target.with_name(f".{target.name}.{os.getpid()}")
+            folder, file_name = os.path.split(target)
+            partial = os.path.join(folder, f".{file_name}.{os.getpid()}")
             shutil.copy2(_extension(copy, name), partial)
             os.replace(partial, target)
     stats = source_stats(root)
     if source_digests(root) != digests:
         clean(root)
         return "the source changed during the build; run it again"
-    _record(root).write_text(json.dumps({"digests": digests, "stats": stats}, indent=1) + "\n")
+    with open(_record(root), "w") as file:
+        file.write(json.dumps({"digests": digests, "stats": stats}, indent=1) + "\n")
     return "" if build_is_current(root) else "the build is not current after building"
 
 
@@ -180,7 +194,7 @@ class _SourceFinder:
     finder by its ``find_spec``; not derived from ``importlib.abc``, whose import costs
     every bot process's start 8 ms)."""
 
-    def __init__(self, sources: dict[str, Path]) -> None:
+    def __init__(self, sources: dict[str, str]) -> None:
         self.sources = sources
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
@@ -194,7 +208,7 @@ class _SourceFinder:
 def select() -> str:
     """Make the imports of the group use the build only when it is current; say which form
     runs."""
-    if not any(path.exists() for path in (_library(ROOT_DIR), *(
+    if not any(os.path.exists(path) for path in (_library(ROOT_DIR), *(
             _extension(ROOT_DIR, name) for name in MODULES))):
         return "pure Python (no compiled build; ./dev setup makes one)"
     if os.environ.get(PURE_VARIABLE, "") not in ("", "0"):

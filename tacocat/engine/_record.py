@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import gzip
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, Final
 
 from ._errors import EngineError, RecordError
@@ -288,9 +287,9 @@ def _ints_or_none(values: Any) -> tuple[int, ...] | None:
     return _ints(values) if values is not None else None
 
 
-def write_jsonl(path: str | Path | IO[str], records: Iterable[GameRecord]) -> int:
+def write_jsonl(path: str | os.PathLike[str] | IO[str], records: Iterable[GameRecord]) -> int:
     """Write records as JSON Lines; returns how many were written."""
-    if isinstance(path, str | Path):
+    if isinstance(path, str | os.PathLike):
         with open(path, "w", encoding="utf-8") as handle:
             return write_jsonl(handle, records)
     count = 0
@@ -300,11 +299,18 @@ def write_jsonl(path: str | Path | IO[str], records: Iterable[GameRecord]) -> in
     return count
 
 
-def read_jsonl(path: str | Path) -> Iterator[GameRecord]:
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[GameRecord]:
     """Read JSON Lines records (gzipped when the name ends in ``.gz``, as the arena stores
     them); a bad line raises :class:`RecordError` naming its number."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
+    if str(path).endswith(".gz"):
+        # Imported here: only the arena's stored records are gzipped, and a bot's start
+        # needs none of it.
+        import gzip  # noqa: PLC0415
+
+        handle: IO[str] = gzip.open(path, "rt", encoding="utf-8")  # noqa: SIM115
+    else:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - both closed by the with below
+    with handle:
         for number, line in enumerate(handle, 1):
             if line.strip():
                 try:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 from ._errors import RulesetError
@@ -89,20 +89,22 @@ class Ruleset:
         )
 
     @classmethod
-    def load(cls, path: str | Path) -> Ruleset:
+    def load(cls, path: str | os.PathLike[str]) -> Ruleset:
         """Load a ruleset from a ``.toml`` or ``.json`` file."""
-        path = Path(path)
+        path = os.fspath(path)
         try:
-            text = path.read_bytes()
+            with open(path, "rb") as file:
+                text = file.read()
         except OSError as exc:
-            raise RulesetError("<file>", f"cannot read {str(path)!r}: {exc.strerror}") from exc
+            raise RulesetError("<file>", f"cannot read {path!r}: {exc.strerror}") from exc
         import tomllib  # noqa: PLC0415 - a bot process never loads a file: keep its start light
 
+        toml = path.endswith(".toml")
         try:
-            data = tomllib.loads(text.decode()) if path.suffix == ".toml" else json.loads(text)
+            data = tomllib.loads(text.decode()) if toml else json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
-            kind = "TOML" if path.suffix == ".toml" else "JSON"
-            raise RulesetError("<file>", f"{str(path)!r} is not valid {kind}: {exc}") from exc
+            kind = "TOML" if toml else "JSON"
+            raise RulesetError("<file>", f"{path!r} is not valid {kind}: {exc}") from exc
         return cls.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:

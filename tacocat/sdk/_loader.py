@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import zlib
 from collections.abc import Callable
-from pathlib import Path
 
 from tacocat.engine import HOUSE_BOTS, Bot
 
@@ -35,10 +35,10 @@ def load_bot_class(spec: str) -> Callable[[], Bot]:
         return HOUSE_BOTS[name]
     path_text, _, class_name = spec.partition(":") if spec.count(":") == 1 and not (
         len(spec) > 1 and spec[1] == ":") else (spec, "", "")
-    return _bot_class(Path(path_text), class_name or None)
+    return _bot_class(path_text, class_name or None)
 
 
-def load_bot_file(path: Path, class_name: str | None = None) -> Bot:
+def load_bot_file(path: str | os.PathLike[str], class_name: str | None = None) -> Bot:
     """Import ``path`` and instantiate its bot class (see :func:`load_bot`)."""
     return make_bot(_bot_class(path, class_name))
 
@@ -52,17 +52,21 @@ def make_bot(factory: Callable[[], Bot]) -> Bot:
         raise BotLoadError(f"{name}() failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _bot_class(path: Path, class_name: str | None) -> type[Bot]:
-    if not path.is_file():
-        raise BotLoadError(f"bot file {str(path)!r} does not exist; give a .py file, or "
+def _bot_class(path_like: str | os.PathLike[str], class_name: str | None) -> type[Bot]:
+    # os.path, not pathlib: every bot's start comes through here, and pathlib (with what it
+    # imports) would cost it 5 ms.
+    path = os.fspath(path_like)
+    if not os.path.isfile(path):
+        raise BotLoadError(f"bot file {path!r} does not exist; give a .py file, or "
                            f"house:NAME for a house bot")
     # A unique module name per file path, so two bots in files of the same name coexist
     # (a checksum, not hashlib: importing OpenSSL would cost every bot's start 3 ms).
-    digest = f"{zlib.crc32(str(path.resolve()).encode()):08x}"
-    module_name = f"tacocat_bot_{path.stem}_{digest}"
+    digest = f"{zlib.crc32(os.path.realpath(path).encode()):08x}"
+    stem = os.path.splitext(os.path.basename(path))[0]
+    module_name = f"tacocat_bot_{stem}_{digest}"
     loader_spec = importlib.util.spec_from_file_location(module_name, path)
     if loader_spec is None or loader_spec.loader is None:
-        raise BotLoadError(f"{str(path)!r} cannot be imported as Python")
+        raise BotLoadError(f"{path!r} cannot be imported as Python")
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[module_name] = module
     try:
@@ -70,19 +74,18 @@ def _bot_class(path: Path, class_name: str | None) -> type[Bot]:
     except SyntaxError as exc:
         raise BotLoadError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from exc
     except Exception as exc:
-        raise BotLoadError(f"importing {str(path)!r} failed: {type(exc).__name__}: {exc}") \
-            from exc
+        raise BotLoadError(f"importing {path!r} failed: {type(exc).__name__}: {exc}") from exc
     if class_name is not None:
         cls = getattr(module, class_name, None)
         if not (isinstance(cls, type) and issubclass(cls, Bot)):
-            raise BotLoadError(f"{str(path)!r} has no Bot subclass named {class_name!r}")
+            raise BotLoadError(f"{path!r} has no Bot subclass named {class_name!r}")
         return cls
     found = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Bot)
              and v.__module__ == module_name]
     if len(found) != 1:
         names = ", ".join(c.__name__ for c in found) or "none"
         raise BotLoadError(
-            f"{str(path)!r} must define exactly one Bot subclass, found {names}; "
+            f"{path!r} must define exactly one Bot subclass, found {names}; "
             f"name one with {path}:ClassName"
         )
     return found[0]

@@ -132,14 +132,36 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _pythonpath() -> dict[str, str]:
-    """``PYTHONPATH`` for the package's parent when it is not importable from the
-    installation's own paths (a checkout on ``PYTHONPATH`` rather than an install)."""
+def _pythonpath(argv: Sequence[str]) -> dict[str, str]:
+    """``PYTHONPATH`` for the bot's interpreter (``argv``): the package's parent when it is
+    not importable from the installation's own paths (a checkout rather than an install),
+    and, for an interpreter started with ``-S``, this one's site-packages folders.
+
+    Bot hosts start with ``-S`` (:mod:`tacocat.worker.launch`): ``site`` runs every ``.pth``
+    file, and an editable install's is a finder whose imports cost each start 15 ms. The
+    folders it would have added are put on the path instead (import hooks that ``.pth``
+    files install are what a bot host goes without).
+    """
+    entries: list[str] = []
     parent = os.path.dirname(_package_dir())
-    for prefix in {sys.prefix, sys.base_prefix}:
-        if _under(parent, os.path.realpath(prefix)):
-            return {}
-    return {"PYTHONPATH": parent}
+    if not any(_under(parent, os.path.realpath(prefix))
+               for prefix in {sys.prefix, sys.base_prefix}):
+        entries.append(parent)
+    if "-S" in _interpreter_options(argv):
+        entries += [path for path in sys.path
+                    if os.path.basename(path) in ("site-packages", "dist-packages")]
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(entries))} if entries else {}
+
+
+def _interpreter_options(argv: Sequence[str]) -> list[str]:
+    """The interpreter's own options in ``argv`` (after it, before ``-m``, ``-c`` or the
+    script)."""
+    options: list[str] = []
+    for arg in argv[1:]:
+        if not arg.startswith("-") or arg in ("-m", "-c", "-"):
+            break
+        options.append(arg)
+    return options
 
 
 def _check_argv(python_argv: Sequence[str], policy: SandboxPolicy | None = None) -> list[str]:

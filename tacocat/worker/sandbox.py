@@ -167,7 +167,7 @@ def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
     cgroup: Path | None = None
     if _cgroup_base()[0] is not None:
         cgroup, _ = _make_cgroup(policy, 0, tree=False)
-    env = _clean_env(argv[0], _pythonpath())
+    env = _clean_env(argv[0], _pythonpath(argv))
     env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
     return SandboxedCommand(
         argv=argv, env=env, cwd=os.fspath(bot_dir),
@@ -214,7 +214,7 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         cgroup, tree = _make_cgroup(policy, BWRAP_PROCESSES, pids=use_cgroup)
         if as_root:
             lease = _SlotLease(policy)
-        env = _clean_env(argv[0], _pythonpath())
+        env = _clean_env(argv[0], _pythonpath(argv))
         args = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--hostname", "tacocat-bot", "--die-with-parent",
                 "--new-session", "--cap-drop", "ALL"]

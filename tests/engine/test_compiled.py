@@ -98,7 +98,7 @@ def test_a_build_older_than_its_source_is_never_used(tmp_path: Path) -> None:
 
 
 def test_the_build_record_names_the_source_digests() -> None:
-    recorded = json.loads(_compiled.BUILD_RECORD.read_text())["digests"]
+    recorded = json.loads(Path(_compiled.BUILD_RECORD).read_text())["digests"]
     assert list(recorded) == list(_compiled.MODULES)
     for name, digest in recorded.items():
         source = (ROOT / "tacocat" / (name.replace(".", "/") + ".py")).read_bytes()

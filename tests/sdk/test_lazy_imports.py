@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tacocat import sdk
+from tacocat.worker._mounts import _pythonpath
 
 SDK_INIT = Path(sdk.__file__)
 
@@ -90,6 +92,28 @@ def test_the_host_entry_path_imports_neither_grpc_nor_what_it_does_not_need(
     # No tacocat file is loaded twice under two names (the engine, the host as itself).
     twice = {path: names for path, names in got["files"].items() if len(names) > 1}
     assert not twice
+
+
+# Without ``site``, as a worker starts its bots (``python -S``, the site-packages folders on
+# PYTHONPATH: worker/_mounts.py): then nothing at all imports these either.
+NOT_IN_HOST_WITHOUT_SITE = (
+    "pathlib",  # with urllib.parse, fnmatch, ipaddress: 5 ms of every start
+    "gzip",  # only the arena's stored records are gzipped
+)
+
+
+def test_a_worker_started_host_imports_not_even_pathlib(tmp_path: Path) -> None:
+    out = tmp_path / "modules.json"
+    argv = [sys.executable, "-S", "-c", HOST_RUN, str(out)]
+    done = subprocess.run(argv, input=b"", capture_output=True, timeout=60, check=False,
+                          env={**os.environ, **_pythonpath(argv)}, cwd=tmp_path)
+    assert out.exists(), done.stderr.decode(errors="replace")
+    got = json.loads(out.read_text())
+    assert got["code"] == 0, done.stderr.decode(errors="replace")
+    assert done.stdout, "the host sent no Hello"
+    assert "site" not in got["modules"]
+    assert not [m for m in (*NOT_IN_HOST, *NOT_IN_HOST_WITHOUT_SITE)
+                if loaded(m, got["modules"])]
 
 
 def test_importing_the_host_module_does_not_import_grpc() -> None:

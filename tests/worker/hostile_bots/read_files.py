@@ -14,8 +14,11 @@ PATTERNS = ["__TMPROOT__/tacocat-match-*/*/bot.py", "/tmp/tacocat-match-*/*/bot.
 
 def beside_the_runtime(folder: str) -> list[str]:
     """What ``folder`` shows besides the way down to the Python installation (bound
-    read-only: the bot needs it), e.g. ``/root`` when Python lives in ``/root/.pyenv``."""
-    needed = {part for prefix in {sys.base_prefix, sys.prefix, sys.exec_prefix}
+    read-only: the bot needs it), e.g. ``/root`` when Python lives in ``/root/.pyenv``.
+    The interpreter's own path counts: a bot host runs without ``site`` (``-S``), so its
+    ``sys.prefix`` is the base installation even when the interpreter is a venv's."""
+    needed = {part for prefix in {sys.base_prefix, sys.prefix, sys.exec_prefix,
+                                  os.path.dirname(os.path.dirname(sys.executable))}
               for part in prefix.split("/")}
     try:
         return [name for name in os.listdir(folder) if name not in needed]
