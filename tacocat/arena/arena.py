@@ -18,7 +18,7 @@ Refusals are distinct :class:`~tacocat.arena.errors.ArenaError` subclasses
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
@@ -503,6 +503,10 @@ class Arena:
 
     def add_live_game(self, match: Match, record: GameRecord) -> None:
         live.add_live_game(self.redis, self.keys, match.ladder, match.id, record)
+
+    def add_live_games(self, match: Match, lines: Sequence[str]) -> None:
+        """Finished games of ``match``, as :meth:`GameRecord.dumps` lines, for watchers."""
+        live.add_live_games(self.redis, self.keys, match.ladder, match.id, lines)
 
     def end_live(self, match: Match) -> None:
         live.end_live(self.redis, self.keys, match.ladder, match.id)

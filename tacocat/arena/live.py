@@ -1,8 +1,9 @@
 """Matches being played now, game by game, for people who watch (the web's "live now" panel
 and live viewer).
 
-The worker calls :func:`start_live` before a match's first game, :func:`add_live_game` as
-each game ends and :func:`end_live` once the match is recorded. Everything here is a
+The worker calls :func:`start_live` before a match's first game, :func:`add_live_games` with
+the games that ended (at most a fraction of a second after each ends) and :func:`end_live`
+once the match is recorded. Everything here is a
 convenience copy with a time to live: the recorded match stays the only truth, and a worker
 that dies mid-match leaves entries that expire (and are skipped once older than
 ``LIVE_TTL``) rather than a match shown as running forever.
@@ -10,6 +11,7 @@ that dies mid-match leaves entries that expire (and are skipped once older than
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -56,10 +58,19 @@ def start_live(redis: Redis, keys: Keys, ladder: str, match_id: str, *, a: str, 
 
 def add_live_game(redis: Redis, keys: Keys, ladder: str, match_id: str,
                   record: GameRecord) -> None:
+    add_live_games(redis, keys, ladder, match_id, [record.dumps()])
+
+
+def add_live_games(redis: Redis, keys: Keys, ladder: str, match_id: str,
+                   lines: Sequence[str]) -> None:
+    """Append finished games, each one :meth:`GameRecord.dumps` line, in one transaction (a
+    worker sends what ended since its last send: one round trip for many games)."""
+    if not lines:
+        return
     live, games = keys.live_match(ladder, match_id), keys.live_games(ladder, match_id)
     pipe = redis.pipeline(transaction=True)
-    pipe.rpush(games, record.dumps())
-    pipe.hincrby(live, "games", 1)
+    pipe.rpush(games, *lines)
+    pipe.hincrby(live, "games", len(lines))
     pipe.expire(games, LIVE_TTL)
     pipe.expire(live, LIVE_TTL)
     pipe.execute()

@@ -238,12 +238,15 @@ class MatchResult:
         a_seats: Sequence[int] | None = None,
         worker: str = "",
         keep_replays: bool = True,
+        lines: Mapping[int, tuple[GameRecord, str]] | None = None,
     ) -> MatchResult:
         """Build a result from the engine's records of a match's games, in game order.
 
         A's seat in each game comes from ``a_seats`` if given, else from the record's player
         names, which must then be the version ids (name the players ``(match.a, match.b)``,
-        as the referee's ``play_match(..., names=(match.a, match.b))`` does).
+        as the referee's ``play_match(..., names=(match.a, match.b))`` does). ``lines`` may
+        hold records already serialised (``id(record)``: ``(record, record.dumps())``, as the
+        worker's live feed made them), so that the replays do not serialise them again.
         """
         if a_seats is not None and len(a_seats) != len(records):
             raise InvalidArgument(
@@ -264,7 +267,7 @@ class MatchResult:
                     "pass a_seats"
                 )
             games.append(GameResult.of_record(record, a_seat))
-        blob = compress_replays(records) if keep_replays else b""
+        blob = compress_replays(records, lines) if keep_replays else b""
         return cls(tuple(games), float(seconds), blob, worker)
 
     def summary_json(self) -> dict[str, Any]:
@@ -292,10 +295,19 @@ class MatchResult:
             raise InvalidArgument(f"malformed match result: {exc}") from exc
 
 
-def compress_replays(records: Iterable[GameRecord]) -> bytes:
-    """gzip-compressed JSON Lines of ``records`` (mtime 0, so equal games give equal bytes)."""
-    text = "".join(record.dumps() + "\n" for record in records)
+def compress_replays(records: Iterable[GameRecord],
+                     lines: Mapping[int, tuple[GameRecord, str]] | None = None) -> bytes:
+    """gzip-compressed JSON Lines of ``records`` (mtime 0, so equal games give equal bytes);
+    ``lines``: see :meth:`MatchResult.from_records`."""
+    known = lines or {}
+    text = "".join(_line(record, known) + "\n" for record in records)
     return gzip.compress(text.encode(), compresslevel=6, mtime=0)
+
+
+def _line(record: GameRecord, known: Mapping[int, tuple[GameRecord, str]]) -> str:
+    found = known.get(id(record))
+    # By identity, and only while that record is alive in ``known``: an id is unique then.
+    return found[1] if found is not None and found[0] is record else record.dumps()
 
 
 def replay_lines(blob: bytes) -> list[str]:

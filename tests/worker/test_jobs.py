@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis as redis_py
@@ -26,6 +29,7 @@ from tacocat.worker import (
     run_match,
     run_smoke_test,
 )
+from tacocat.worker.jobs import _LiveFeed
 from tacocat.worker.queue import lease_key, match_of_job
 
 from .worker_helpers import SANDBOX, exits_at_import, good_bot, make_field, source
@@ -230,3 +234,54 @@ def test_a_match_gives_the_same_records_for_every_batch_size(tmp_path: Path) -> 
         jsonl.append("\n".join(r.dumps() for r in played.records))
     local = play_in_process(RandomBot, GreedyBot, schedule, names=("a@1", "b@1"))
     assert jsonl[0] == jsonl[1] == jsonl[2] == "\n".join(g.record.dumps() for g in local.games)
+
+
+def test_watchers_get_every_game_in_few_sends_and_the_replays_are_the_same_lines(
+        redis: redis_py.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    field = make_field(redis)
+    arena = field.arena
+    arena.create_ladder(field.admin, "main", games_per_pairing=20, games_per_match=20)
+    for user, name, cls in (("ann", "greedy", "GreedyBot"), ("bob", "random", "RandomBot")):
+        arena.activate_version(field.submit(user, name, good_bot(name[0], cls)))
+        field.join(user, name, "main")
+    (match,) = arena.schedule("main", [].append)
+    sends: list[tuple[int, int]] = []  # (lines in the send, games the live copy then shows)
+    add_live_games = arena.add_live_games
+
+    def watched_send(live_match: Any, lines: Sequence[str]) -> None:
+        add_live_games(live_match, lines)  # the real thing, into the real Redis
+        shown = arena.live_match(live_match.id)[1]
+        assert shown is not None
+        sends.append((len(lines), shown.games))
+        assert len(arena.live_games(live_match)) == shown.games
+
+    monkeypatch.setattr(arena, "add_live_games", watched_send)
+    report = run_match(arena, None, match.id, CONTEXT)
+
+    assert report.outcome == "recorded" and report.games == 20
+    # Every game reached the live copy, counted as it went, in fewer sends than games.
+    assert sum(n for n, _ in sends) == 20
+    assert [shown for _, shown in sends] == list(accumulate(n for n, _ in sends))
+    assert sends[0][0] == 1  # the first game goes out at once
+    assert len(sends) < 20
+    assert arena.live_match(match.id)[1] is None  # gone once the match is recorded
+    assert len(arena.match_replays(match.id)) == 20
+
+
+def test_the_live_feed_sends_at_most_every_quarter_second_and_the_rest_on_flush() -> None:
+    now = [0.0]
+    sent: list[list[str]] = []
+    feed = _LiveFeed(sent.append, clock=lambda: now[0])
+    games = play_in_process(GreedyBot, RandomBot, duplicate_pairs(3, "feed")).games
+    for at, game in zip((0.0, 0.1, 0.3), games, strict=True):
+        now[0] = at
+        feed.add(game)
+    assert sent == [[games[0].record.dumps()], [g.record.dumps() for g in games[1:3]]]
+    now[0] = 0.35
+    extra = play_in_process(GreedyBot, RandomBot, duplicate_pairs(1, "more")).games[0]
+    feed.add(extra)
+    assert len(sent) == 2  # 0.05 s after the last send: it waits
+    feed.flush()
+    feed.flush()  # nothing left: nothing sent
+    assert sent[2:] == [[extra.record.dumps()]]
+    assert feed.lines[id(extra.record)] == (extra.record, extra.record.dumps())
