@@ -191,8 +191,11 @@ def at_least(att: bytes, dfn: bytes, t: int) -> bool:
         # card if it can cover that attack, else it must sacrifice it.
         theirs = dfn[1] if n == 2 and dfn[1] < att[1] else dfn[0]
         return att[0] < theirs if t else att[0] <= theirs
-    key = att + dfn
-    known = _bounds.get(key, 2)
+    # Three-card positions are most of the search and cheap to solve again: a table entry
+    # for each cost more (a key built, a lookup in a table too big for the cache, an insert).
+    memo = n > 3
+    key = att + dfn if memo else b""
+    known = _bounds.get(key, 2) if memo else 2
     low = known // 3 - 1
     high = known % 3 - 1
     if low >= t:
@@ -237,11 +240,12 @@ def at_least(att: bytes, dfn: bytes, t: int) -> bool:
         if not refuted:
             result = True
             break
-    if result:
-        low = t
-    else:
-        high = t - 1
-    _bounds[key] = 3 * low + high + 4
+    if memo:
+        if result:
+            low = t
+        else:
+            high = t - 1
+        _bounds[key] = 3 * low + high + 4
     return result
 
 
