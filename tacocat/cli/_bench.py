@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 
@@ -24,19 +25,23 @@ from . import (
 from ._plain_game import play_plain_games
 from ._serve import settle_heap
 
-DESCRIPTION = """\
+ENGINE_DESCRIPTION = """\
+house:random vs house:random in this one process, through the one match
+loop (tacocat.referee, --batch games at once): games per second (the
+median of --repeat runs, after one warm-up run), and which form of the
+engine ran ("compiled (mypyc)" after ./dev setup, or "pure Python");
+taking turns with it (200 games each), the same number of games of a plain
+implementation of RULES.md (tacocat/cli/_plain_game.py) with the same
+random policy: its games per second, both sides' decisions per game, and
+"ratio": the engine's decisions per CPU second over the plain one's, the
+median of the per-run ratios (per decision, so that a few longer games
+weigh nothing; CPU seconds, which a busy machine inflates less than wall)
+"""
+
+DESCRIPTION = f"""\
 Measure throughput. Prints one JSON line with the result.
 
-  engine   house:random vs house:random in this one process, through the one match
-           loop (tacocat.referee, --batch games at once): games per second (the
-           median of --repeat runs, after one warm-up run), and which form of the
-           engine ran ("compiled (mypyc)" after ./dev setup, or "pure Python");
-           taking turns with it (200 games each), the same number of games of a plain
-           implementation of RULES.md (tacocat/cli/_plain_game.py) with the same
-           random policy: its games per second, both sides' decisions per game, and
-           "ratio": the engine's decisions per CPU second over the plain one's, the
-           median of the per-run ratios (per decision, so that a few longer games
-           weigh nothing; CPU seconds, which a busy machine inflates less than wall)
+  engine   {textwrap.indent(ENGINE_DESCRIPTION, ' ' * 11).strip()}
   referee  live decisions per second and turnaround through one gRPC referee process,
            with --clients live clients in separate processes on loopback
   ladder   a full round robin of 8 submitted bots through Redis, RQ workers and the
@@ -60,7 +65,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("bench", help="run a benchmark (engine, ...)", description=DESCRIPTION,
                        formatter_class=argparse.RawTextHelpFormatter)
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    e = kinds.add_parser("engine", help="games per second of the rules engine, one process")
+    e = kinds.add_parser("engine", help="games per second of the rules engine, one process",
+                         description=ENGINE_DESCRIPTION,
+                         formatter_class=argparse.RawTextHelpFormatter)
     e.add_argument("--games", type=int, default=5000, help="games per run (default 5000)")
     e.add_argument("--repeat", type=int, default=3, help="timed runs; the median is reported")
     e.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="K",
