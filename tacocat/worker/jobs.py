@@ -174,7 +174,8 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     _watched(arena.start_live, match, ctx.worker)
     feed = _LiveFeed(lambda lines: _watched(arena.add_live_games, match, lines))
     played = play_versions(arena, ctx, match.a, match.b, match.schedule(), ladder.ruleset,
-                           ladder.decision_seconds, ladder.batch, on_game=feed.add)
+                           ladder.decision_seconds, ladder.batch, on_game=feed.add,
+                           on_progress=feed.tick)
     feed.flush()
     recording = time.perf_counter()
     result = MatchResult.from_records(played.records, match.a, match.b,
@@ -202,11 +203,14 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
 
 def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
                   schedule: Sequence[ScheduledGame], rules: Ruleset, time_limit: float,
-                  batch: int, on_game: Callable[[MatchGame], None] | None = None) -> PlayedMatch:
+                  batch: int, on_game: Callable[[MatchGame], None] | None = None,
+                  on_progress: Callable[[], None] | None = None) -> PlayedMatch:
     """Play ``schedule`` between the stored versions ``a`` and ``b``, each unpacked into a
-    private folder and sandboxed (ladder and trial matches alike)."""
+    private folder and sandboxed (ladder and trial matches alike). ``on_game`` gets each
+    game as it ends, ``on_progress`` is called after every decision answered (or failed)."""
     settings = ctx.settings
-    timed = ctx.metrics.observe_decision if ctx.metrics is not None else None
+    timed = _decision_hook(ctx.metrics.observe_decision if ctx.metrics is not None else None,
+                           on_progress)
     with match_folder() as folder:
         bots = [_unpack(arena, version, Path(folder) / side)
                 for version, side in ((a, "a"), (b, "b"))]
@@ -218,13 +222,32 @@ def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
             return player.play(schedule, on_game=on_game)
 
 
+def _decision_hook(timed: Callable[[float], None] | None,
+                   on_progress: Callable[[], None] | None) -> Callable[[float], None] | None:
+    """The seats' per-decision callback: the metrics' timer, then ``on_progress``."""
+    if on_progress is None:
+        return timed
+    if timed is None:
+        return lambda seconds: on_progress()
+
+    def both(seconds: float) -> None:
+        timed(seconds)
+        on_progress()
+
+    return both
+
+
 LIVE_SEND_SECONDS: Final = 0.25
-"""How long a finished game may wait for the live copy (watchers see it that much later)."""
+"""How long a finished game waits for the live copy: until this long after the last send,
+at the next game's end or the next decision after that (watchers see it about that much
+later), and never past the match's end."""
 
 
 class _LiveFeed:
     """A match's finished games for watchers, sent together: at most every
-    :data:`LIVE_SEND_SECONDS` (the first at once) and the rest by :meth:`flush`.
+    :data:`LIVE_SEND_SECONDS` (the first at once), by :meth:`tick` (called after every
+    decision, so that a game held back is not kept waiting for the next game's end, which
+    can be a whole game away) and the rest by :meth:`flush`.
 
     Batched games end in bursts, and a transaction per game cost the job a Redis round trip
     and, with its JSON made twice (the live copy, then the replays), about 0.3 ms of every
@@ -243,7 +266,11 @@ class _LiveFeed:
         line = game.record.dumps()
         self.lines[id(game.record)] = (game.record, line)
         self._pending.append(line)
-        if self._clock() - self._sent_at >= LIVE_SEND_SECONDS:
+        self.tick()
+
+    def tick(self) -> None:
+        """Send what is held back once :data:`LIVE_SEND_SECONDS` have passed."""
+        if self._pending and self._clock() - self._sent_at >= LIVE_SEND_SECONDS:
             self.flush()
 
     def flush(self) -> None:

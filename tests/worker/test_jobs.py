@@ -244,7 +244,8 @@ def test_watchers_get_every_game_in_few_sends_and_the_replays_are_the_same_lines
     for user, name, cls in (("ann", "greedy", "GreedyBot"), ("bob", "random", "RandomBot")):
         arena.activate_version(field.submit(user, name, good_bot(name[0], cls)))
         field.join(user, name, "main")
-    (match,) = arena.schedule("main", [].append)
+    queued: list[str] = []
+    (match,) = arena.schedule("main", queued.append)
     sends: list[tuple[int, int]] = []  # (lines in the send, games the live copy then shows)
     add_live_games = arena.add_live_games
 
@@ -256,9 +257,20 @@ def test_watchers_get_every_game_in_few_sends_and_the_replays_are_the_same_lines
         assert len(arena.live_games(live_match)) == shown.games
 
     monkeypatch.setattr(arena, "add_live_games", watched_send)
+    ticks = [0]
+    tick = _LiveFeed.tick
+
+    def counted_tick(feed: _LiveFeed) -> None:
+        ticks[0] += 1
+        tick(feed)
+
+    monkeypatch.setattr(_LiveFeed, "tick", counted_tick)
     report = run_match(arena, None, match.id, CONTEXT)
 
     assert report.outcome == "recorded" and report.games == 20
+    # The feed hears of every decision too (a game held back must not wait for the next
+    # game's end): far more often than games end.
+    assert ticks[0] > 20 * 10
     # Every game reached the live copy, counted as it went, in fewer sends than games.
     assert sum(n for n, _ in sends) == 20
     assert [shown for _, shown in sends] == list(accumulate(n for n, _ in sends))
@@ -285,3 +297,22 @@ def test_the_live_feed_sends_at_most_every_quarter_second_and_the_rest_on_flush(
     feed.flush()  # nothing left: nothing sent
     assert sent[2:] == [[extra.record.dumps()]]
     assert feed.lines[id(extra.record)] == (extra.record, extra.record.dumps())
+
+
+def test_a_game_held_back_goes_out_at_the_first_decision_past_the_quarter_second() -> None:
+    now = [0.0]
+    sent: list[list[str]] = []
+    feed = _LiveFeed(sent.append, clock=lambda: now[0])
+    first, second = play_in_process(GreedyBot, RandomBot, duplicate_pairs(2, "tick")).games
+    feed.add(first)
+    now[0] = 0.1
+    feed.add(second)  # held back: the next game may be a whole game away
+    now[0] = 0.2
+    feed.tick()
+    assert sent == [[first.record.dumps()]]
+    now[0] = 0.26
+    feed.tick()
+    assert sent == [[first.record.dumps()], [second.record.dumps()]]
+    feed.tick()
+    feed.flush()
+    assert len(sent) == 2  # nothing held: nothing more sent
