@@ -105,8 +105,10 @@ class Launcher:
     def command(self, bot: BotSpec) -> SandboxedCommand:
         """The command for ``bot``'s host process; close it when the bot is done."""
         # -S: no site, whose .pth files cost every start up to 15 ms; the sandbox puts the
-        # site-packages folders on PYTHONPATH instead (worker/_mounts.py, _pythonpath).
-        argv = [self.python, "-S", "-m", HOST_MODULE, bot.spec]
+        # site-packages folders on PYTHONPATH instead (worker/_mounts.py, _pythonpath). Those
+        # are this interpreter's, so another one keeps its site.
+        ours = os.path.realpath(self.python) == os.path.realpath(sys.executable)
+        argv = [self.python, *(["-S"] if ours else []), "-m", HOST_MODULE, bot.spec]
         make = sandboxed_command if self.sandbox and not bot.trusted else unsandboxed_command
         command = make(self.limits, bot.bot_dir, argv)
         if self.cpu is not None:
