@@ -133,7 +133,7 @@ class LadderFeed:
     def _listen(self) -> None:
         channel = self.arena.events_channel(self.ladder)
         while not self._stop.is_set():
-            pubsub = self.arena.redis.pubsub(  # type: ignore[no-untyped-call]
+            pubsub = self.arena.redis.pubsub(  # type: ignore[no-untyped-call, unused-ignore]
                 ignore_subscribe_messages=True)
             try:
                 pubsub.subscribe(channel)

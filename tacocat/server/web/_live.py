@@ -200,7 +200,7 @@ class LiveHub:
                 delay = min(delay * 2, 10.0)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
                 with contextlib.suppress(Exception):
                     await client.aclose()
 
