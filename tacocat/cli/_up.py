@@ -244,6 +244,21 @@ class LocalArena:
                   "--data-dir", str(self.data_dir), "--grace", "3"]
         if self.args.insecure_no_sandbox:
             worker.append("--insecure-no-sandbox")
+        else:
+            from tacocat.worker.check import check_host  # noqa: PLC0415 - the server extra
+
+            report = check_host()
+            if not report.ready:
+                # The house's own bots still play (outside the sandbox, with its limits);
+                # submitted ones wait for a worker that can bound them.
+                worker += ["--trust-owner", HOUSE_USER]
+                print("tacocat up: this machine cannot sandbox submitted bots, so the demo "
+                      "plays the house bots outside the sandbox and submitted bots wait. "
+                      "To run them, fix:\n" + "\n".join(
+                          f"  {c.name}: {c.found}" + (f"\n    fix: {c.fix}" if c.fix else "")
+                          for c in report.missing())
+                      + "\n  (`tacocat worker --check` shows the whole report)",
+                      file=sys.stderr, flush=True)
         self._spawn("worker", worker)
         print(f"tacocat up: server at {self.address}, {self.args.workers} workers", flush=True)
 

@@ -16,6 +16,7 @@ from tacocat.sdk.arena import DEFAULT_DATA_DIR
 
 if TYPE_CHECKING:
     from tacocat.worker import WorkerSettings
+    from tacocat.worker.sandbox import SandboxPolicy
 
 DESCRIPTION = """\
 Play the arena's matches. Runs --workers RQ worker processes (default: one per core) on the
@@ -29,11 +30,19 @@ docs/SECURITY.md), plays all the match's games, and records the result exactly o
 Timeouts, crashes, illegal moves and protocol garbage forfeit games, never the job; a bot
 that keeps failing forfeits the rest of its match.
 
+Before anything else it checks what this host gives the sandbox (`--check` prints just that:
+bubblewrap, user namespaces, seccomp, the cgroup version and each controller, delegation,
+writable paths, each missing thing with its fix). A host that cannot sandbox submitted bots
+is refused, unless --trust-owner names users whose bots are your own code: then the worker
+says so once, plays only their bots (outside the sandbox, with its limits), and reports
+itself as unable to sandbox on the server's /metrics and /healthz.
+
 Redis: --redis-url, else $REDIS_URL, else an embedded server persisting to --data-dir.
 Ctrl-C / SIGTERM stops everything it started: running matches get --grace seconds to
 finish, then their bots are killed (an unfinished match is re-run later).
 
 examples:
+  tacocat worker --check                  # can this host run submitted bots? what is missing?
   tacocat worker                          # one worker per core, embedded Redis
   REDIS_URL=redis://db:6379/0 tacocat worker --workers 8
 """
@@ -51,8 +60,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, metavar="DIR",
                    help=f"embedded Redis data (default {DEFAULT_DATA_DIR})")
     p.add_argument("--prefix", default=DEFAULT_PREFIX, help=argparse.SUPPRESS)
+    p.add_argument("--check", action="store_true",
+                   help="print what this host gives the sandbox and what is missing, with "
+                        "the fix for each; exit 0 only if submitted bots can run here with "
+                        "every bound")
     p.add_argument("--insecure-no-sandbox", action="store_true",
                    help="run submitted bots WITHOUT the sandbox (trusted bots only)")
+    p.add_argument("--trust-owner", action="append", default=[], metavar="USER",
+                   help="USER's bots are your own code: they run outside the sandbox (with its "
+                        "limits), and a host without a sandbox still plays them (repeatable)")
     p.add_argument("--pin", choices=("all", "bots", "none"), default="all",
                    help="core pinning: all = each worker, its matches' referee and bots on "
                         "one core (default); bots = only the two bots share the worker's "
@@ -97,10 +113,24 @@ def run(args: argparse.Namespace) -> int:
                         format="%(asctime)s worker %(levelname)s %(message)s",
                         datefmt="%H:%M:%S")
     log = logging.getLogger("tacocat.worker")
+    if args.check:
+        return _check(args)
     try:
-        sandboxed = use_sandbox(insecure_no_sandbox=args.insecure_no_sandbox, logger=log)
+        sandboxed = True
+        problem = ""
+        if args.insecure_no_sandbox:
+            sandboxed = use_sandbox(insecure_no_sandbox=True, logger=log)
+        else:
+            problem = _sandbox_problem(args, log)
+            if problem and not args.trust_owner:
+                print("tacocat worker: refusing to start: submitted bots would run without "
+                      "their bounds. Fix what is MISSING above, or start with --trust-owner "
+                      "USER to play only your own bots here (or --insecure-no-sandbox if every "
+                      "bot is trusted)", file=sys.stderr)
+                return 2
         settings = WorkerSettings(
             prefix=args.prefix, sandbox=sandboxed, pinning=args.pin,
+            trusted_owners=tuple(args.trust_owner), sandbox_problem=problem,
             max_strikes=args.max_strikes, batch=args.batch, lease=args.lease,
             smoke_decision_seconds=args.smoke_decision_seconds,
             bot_memory_mb=args.bot_memory_mb, bot_cpu_seconds=args.bot_cpu_seconds,
@@ -124,6 +154,37 @@ def run(args: argparse.Namespace) -> int:
             print(f"tacocat worker: metrics on http://{args.metrics_host}:{port}/metrics",
                   file=sys.stderr, flush=True)
         return _run_pool(args, settings)
+
+
+def _policy(args: argparse.Namespace) -> SandboxPolicy:
+    from tacocat.worker import WorkerSettings  # noqa: PLC0415
+
+    return WorkerSettings(bot_memory_mb=args.bot_memory_mb,
+                          bot_cpu_seconds=args.bot_cpu_seconds).sandbox_policy()
+
+
+def _check(args: argparse.Namespace) -> int:
+    from tacocat.worker.check import check_host  # noqa: PLC0415
+
+    report = check_host(_policy(args))
+    print(f"tacocat worker --check: what this host gives the bot sandbox\n\n{report.table()}")
+    return 0 if report.ready else 1
+
+
+def _sandbox_problem(args: argparse.Namespace, log: logging.Logger) -> str:
+    """Empty if submitted bots can be sandboxed here; else the report's one-line summary,
+    after printing the whole report once."""
+    from tacocat.worker.check import check_host  # noqa: PLC0415
+
+    report = check_host(_policy(args))
+    if report.ready:
+        log.info(next(c.found for c in report.checks if c.name == "sandboxed test process"))
+        return ""
+    print(f"tacocat worker: this host cannot sandbox submitted bots:\n\n{report.table()}\n",
+          file=sys.stderr, flush=True)
+    log.critical("%s; playing only the bots of %s", report.summary(),
+                 ", ".join(args.trust_owner) or "nobody")
+    return report.summary()
 
 
 def _run_pool(args: argparse.Namespace, settings: WorkerSettings) -> int:

@@ -60,6 +60,7 @@ ARENA_METRICS: Final = {
     "tacocat_queue_jobs": "gauge",
     "tacocat_queue_oldest_age_seconds": "gauge",
     "tacocat_workers": "gauge",
+    "tacocat_workers_without_sandbox": "gauge",
     "tacocat_submissions_total": "counter",
     "tacocat_submissions_pending": "gauge",
     "tacocat_smoke_tests_total": "counter",
@@ -230,12 +231,14 @@ class ArenaCollector(Collector):
         names = sorted(_s(x) for x in r.smembers("rq:workers"))
         pipe = r.pipeline(transaction=False)
         for key in names:
-            pipe.hmget(key, "state", "last_heartbeat")
+            pipe.hmget(key, "state", "last_heartbeat", "tacocat_sandbox")
         states: dict[str, int] = {"busy": 0, "idle": 0, "lost": 0}
+        unsandboxed = 0
         now = self.clock()
-        for state, beat in pipe.execute():
+        for state, beat, sandbox in pipe.execute():
             if state is None:
                 continue  # a dead worker's key expired; RQ prunes the set later
+            unsandboxed += cannot_sandbox(sandbox)
             kind = _s(state)
             if kind == "busy" and beat is not None and now - _rq_time(_s(beat)) > self.stale_after:
                 kind = "lost"  # a busy worker heartbeats every few seconds: this one died
@@ -247,6 +250,12 @@ class ArenaCollector(Collector):
         for state, count in sorted(states.items()):
             workers.add_metric([state], count)
         yield workers
+        without = GaugeMetricFamily("tacocat_workers_without_sandbox", "Live RQ workers whose "
+                                    "host cannot sandbox submitted bots (they play only "
+                                    "trusted owners' bots; `tacocat worker --check` on the "
+                                    "host says what is missing).")
+        without.add_metric([], unsandboxed)
+        yield without
 
     def _submissions(self) -> Iterator[Metric]:
         r: Any = self.redis
@@ -285,6 +294,23 @@ class ArenaCollector(Collector):
             if field.startswith("failures:"):
                 failures.add_metric([field.removeprefix("failures:")], value)
         yield from (smoke, jobs, dups, failures)
+
+
+def cannot_sandbox(field: bytes | str | None) -> bool:
+    """Whether an RQ worker's ``tacocat_sandbox`` field (set by ``tacocat.worker.rqworker``:
+    ``ready``, ``insecure`` or the host check's summary of what is missing) says it cannot
+    sandbox submitted bots."""
+    return field is not None and _s(field) not in ("ready", "insecure")
+
+
+def unsandboxed_workers(redis: Any) -> list[tuple[str, str]]:
+    """``(worker name, what its host lacks)`` of each live worker that cannot sandbox."""
+    names = sorted(_s(x) for x in redis.smembers("rq:workers"))
+    pipe = redis.pipeline(transaction=False)
+    for key in names:
+        pipe.hget(key, "tacocat_sandbox")
+    return [(key.removeprefix("rq:worker:"), _s(field))
+            for key, field in zip(names, pipe.execute(), strict=True) if cannot_sandbox(field)]
 
 
 def _s(value: bytes | str) -> str:

@@ -20,15 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ._confine import (
-    _cgroup_pids,
-    _kill_until_gone,
-    _running,
-    _SlotLease,
-    _uid_pids,
-    cpuacct_usage_file,
-    cpuacct_usage_ns,
-)
+from ._cgroups import cgroup_pids, cpu_usage_file, cpu_usage_ns
+from ._confine import _kill_until_gone, _running, _SlotLease, _uid_pids
 
 # Under the public module's name, as before these classes moved here: log filters and alerts
 # that match "tacocat.worker.sandbox" keep seeing the sandbox's errors.
@@ -55,13 +48,15 @@ class SandboxedCommand:
     cgroup: Path | None = None
     """The bot's pids cgroup (``pids.max``), if it has one."""
     tree: tuple[Path, ...] = ()
-    """The bot tree's other cgroups (memory, CPU share and core, CPU time), if it has them."""
+    """The bot tree's cgroups (memory, CPU share and core, CPU time), if it has them: one per
+    controller on cgroup v1; on v2 the one cgroup, the same as :attr:`cgroup`."""
     uid: int | None = None
     """The bot's dedicated host uid (``RLIMIT_NPROC`` applies to it), if it has one."""
     _lease: _SlotLease | None = field(default=None, repr=False)
     _closed: bool = field(default=False, repr=False)
     _usage_file: str | None = field(default=None, init=False, repr=False)
-    """The tree's ``cpuacct.usage``, found on the first :meth:`cpu_seconds`."""
+    """The tree's CPU counter (v1 ``cpuacct.usage``, v2 ``cpu.stat``), found on the first
+    :meth:`cpu_seconds`."""
 
     def popen_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`subprocess.Popen` (besides the pipes)."""
@@ -84,10 +79,10 @@ class SandboxedCommand:
     def cpu_seconds(self) -> float | None:
         """CPU time the bot's whole tree used so far (every process and thread), if known."""
         if self._usage_file is None:
-            self._usage_file = cpuacct_usage_file(self.tree)
+            self._usage_file = cpu_usage_file(self.tree)
             if self._usage_file is None:
                 return None
-        used = cpuacct_usage_ns(self._usage_file)
+        used = cpu_usage_ns(self._usage_file)
         return used / 1e9 if used is not None else None
 
     def pin(self, cpu: int) -> None:
@@ -97,10 +92,14 @@ class SandboxedCommand:
             if cpus.exists():
                 cpus.write_text(f"{cpu}\n")
 
+    def _cgroups(self) -> list[Path]:
+        """Each of the bot's cgroup directories once (on v2 :attr:`cgroup` is in the tree)."""
+        return list(dict.fromkeys(c for c in (self.cgroup, *self.tree) if c is not None))
+
     def _list(self) -> list[int]:
         found: set[int] = set()
         if self.cgroup is not None:
-            found.update(_cgroup_pids(self.cgroup))
+            found.update(cgroup_pids(self.cgroup))
         if self.uid is not None:
             found.update(_uid_pids(self.uid))
         return sorted(found)
@@ -117,6 +116,9 @@ class SandboxedCommand:
         nothing to find: the caller's process-group kill is all there is. With a uid only,
         bwrap's two root processes are not found, but they exit as soon as the bot does.
         """
+        for cgroup in self._cgroups():
+            with contextlib.suppress(OSError):  # v2, kernel 5.14+: the whole tree at once
+                (cgroup / "cgroup.kill").write_text("1")
         left = _kill_until_gone(self._list, timeout)
         if left:
             log.error("sandbox: processes %s survived SIGKILL for %.1f s", left, timeout)
@@ -127,9 +129,7 @@ class SandboxedCommand:
             return
         self._closed = True
         self.kill()
-        for cgroup in (self.cgroup, *self.tree):
-            if cgroup is None:
-                continue
+        for cgroup in self._cgroups():
             for _ in range(100):
                 try:
                     cgroup.rmdir()

@@ -57,6 +57,7 @@ from tacocat.engine import (
 from tacocat.protocol import MAX_BATCH
 
 from ._folders import match_folder
+from .errors import SandboxUnavailableError
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
 from .queue import MatchQueue, stats_key
@@ -212,7 +213,7 @@ def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
     timed = _decision_hook(ctx.metrics.observe_decision if ctx.metrics is not None else None,
                            on_progress)
     with match_folder() as folder:
-        bots = [_unpack(arena, version, Path(folder) / side)
+        bots = [_unpack(arena, version, Path(folder) / side, ctx)
                 for version, side in ((a, "a"), (b, "b"))]
         with MatchPlayer(ctx.launcher, bots[0], bots[1], rules, time_limit=time_limit,
                          max_strikes=settings.max_strikes,
@@ -288,16 +289,24 @@ def _watched(step: Callable[..., None], *args: Any) -> None:
         log.warning("live view of a match: %s", exc)
 
 
-def _unpack(arena: Arena, version_id: str, folder: Path) -> BotSpec:
+def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> BotSpec:
     """Write a version's upload into ``folder`` (readable by the sandbox's own uid: the
-    parent temporary folder stays private to the worker)."""
+    parent temporary folder stays private to the worker). A trusted owner's bot (the
+    operator's own code, ``WorkerSettings.trusted_owners``) runs outside the sandbox."""
     folder.mkdir(mode=0o755)
     version = arena.get_version(version_id)
+    trusted = version.owner in ctx.settings.trusted_owners
+    if not trusted and ctx.settings.sandbox and ctx.settings.sandbox_problem:
+        # The host's fault, not the bot's: the job fails (nothing recorded, nobody blamed)
+        # and the match or smoke test waits for a worker that can sandbox it.
+        raise SandboxUnavailableError(
+            f"{version_id} not started: this worker cannot sandbox submitted bots "
+            f"({ctx.settings.sandbox_problem}); it waits for a worker that can")
     unpack(version.kind, arena.version_source(version_id), folder)
     for path in folder.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     folder.chmod(0o755)
-    return BotSpec(version_id, folder)
+    return BotSpec(version_id, folder, trusted=trusted)
 
 
 def _count(arena: Arena, played: PlayedMatch, report: MatchReport) -> None:
@@ -360,7 +369,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         return SmokeReport(version_id, "skipped", f"already {version.status.value}")
     house = HOUSE_PREFIX + settings.smoke_opponent
     with match_folder("smoke") as folder:
-        candidate = _unpack(arena, version_id, Path(folder) / "bot")
+        candidate = _unpack(arena, version_id, Path(folder) / "bot", ctx)
         empty = Path(folder) / "house"
         empty.mkdir(mode=0o755)
         opponent = BotSpec(house, empty, house, trusted=True)

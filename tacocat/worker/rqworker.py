@@ -86,6 +86,14 @@ class ArenaWorker(Worker):
             pipe.execute()
             self._lease = None
 
+    def register_birth(self, *args: Any, **kwargs: Any) -> None:
+        super().register_birth(*args, **kwargs)  # type: ignore[no-untyped-call, unused-ignore]
+        # Beside RQ's own fields, and gone with them: whether this worker can sandbox
+        # submitted bots (the server's /metrics and /healthz read it).
+        self.connection.hset(self.key, "tacocat_sandbox",
+                             self.settings.sandbox_problem or
+                             ("ready" if self.settings.sandbox else "insecure"))
+
     def maintain_heartbeats(self, job: Job, execution: Execution) -> None:
         super().maintain_heartbeats(job, execution)
         self._renew()

@@ -108,8 +108,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ._cgroups import cgroup_mode, make_cgroups, pids_base, tree_bases
 from ._command import SandboxedCommand
-from ._confine import _cgroup_base, _make_cgroup, _SlotLease, tree_bases
+from ._confine import _SlotLease
 from ._mounts import BOT_DIR, SANDBOX_TMP, _check_argv, _clean_env, _mount_args, _pythonpath
 from ._policy import SandboxPolicy
 from ._preexec import _make_preexec
@@ -165,8 +166,8 @@ def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
     """
     argv = _check_argv(python_argv)
     cgroup: Path | None = None
-    if _cgroup_base()[0] is not None:
-        cgroup, _ = _make_cgroup(policy, 0, tree=False)
+    if pids_base()[0] is not None:
+        cgroup, _ = make_cgroups(policy, 0, tree=False)
     env = _clean_env(argv[0], _pythonpath(argv))
     env["HOME"] = env["TMPDIR"] = tempfile.gettempdir()
     return SandboxedCommand(
@@ -211,7 +212,7 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
                     | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
         # The tree's memory, CPU and core bounds always; the pids one unless the process
         # count is bounded by the uid's RLIMIT_NPROC alone.
-        cgroup, tree = _make_cgroup(policy, BWRAP_PROCESSES, pids=use_cgroup)
+        cgroup, tree = make_cgroups(policy, BWRAP_PROCESSES, pids=use_cgroup)
         if as_root:
             lease = _SlotLease(policy)
         env = _clean_env(argv[0], _pythonpath(argv))
@@ -233,7 +234,7 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         args += argv
     except BaseException:
         os.close(seccomp)
-        for made in (*tree, cgroup):
+        for made in dict.fromkeys((*tree, cgroup)):
             if made is not None:
                 made.rmdir()
         if lease is not None:
@@ -241,7 +242,8 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         raise
     return SandboxedCommand(
         argv=args, env=env, cwd="/",
-        preexec_fn=_make_preexec(policy, cgroups=((cgroup,) if cgroup else ()) + tree,
+        preexec_fn=_make_preexec(policy, cgroups=tuple(dict.fromkeys(
+                                     ((cgroup,) if cgroup else ()) + tree)),
                                  nproc=policy.max_processes if lease else None,
                                  seccomp_fd=seccomp),
         pass_fds=(seccomp,), sandboxed=True, cgroup=cgroup, tree=tree,
@@ -293,16 +295,17 @@ def _bwrap_path() -> str | None:
 
 def _use_cgroup(policy: SandboxPolicy) -> bool:
     """Whether this bot gets a pids cgroup; raises when no process bound can be had."""
+    why = "the policy asks for RLIMIT_NPROC alone"
     if policy.process_bound != "nproc":
-        base, why = _cgroup_base()
+        base, why = pids_base()
         if base is not None:
             return True
         if policy.process_bound == "cgroup":
             raise SandboxUnavailableError(f"no pids cgroup: {why}")
     if os.geteuid() != 0:
         raise SandboxUnavailableError(
-            "no process-count bound: no writable pids cgroup, and the RLIMIT_NPROC fallback "
-            "needs a dedicated uid per bot, which needs root")
+            f"no process-count bound: {why}; the RLIMIT_NPROC fallback needs a dedicated uid "
+            "per bot, which needs root")
     return False
 
 
@@ -318,11 +321,14 @@ class SandboxStatus:
     identity: str
     """Who a bot runs as: a dedicated uid per slot (root) or the worker's uid (userns)."""
     problems: tuple[str, ...]
+    cgroups: str = ""
+    """The host's cgroup layout: ``v1``, ``hybrid``, ``v2`` or ``none``."""
 
     def describe(self) -> str:
         if self.available:
-            return (f"sandbox: {self.bwrap_version or 'bwrap'}, seccomp, rlimits, "
-                    f"process bound {self.process_bound}, bots run as {self.identity}")
+            return (f"sandbox: {self.bwrap_version or 'bwrap'}, seccomp, rlimits, cgroup "
+                    f"{self.cgroups} tree bounds, process bound {self.process_bound}, bots run "
+                    f"as {self.identity}")
         return "sandbox unavailable: " + "; ".join(self.problems)
 
 
@@ -358,12 +364,13 @@ def sandbox_status() -> SandboxStatus:
         problems.append(str(exc))
     if not tree_bases()[0]:
         problems.append("no bound on a bot's whole process tree: " + tree_bases()[1])
+    problems = list(dict.fromkeys(problems))  # on v2 one cgroup answers for both bounds
     if not problems:
         problems += _probe(policy)
     identity = (f"uids {policy.uid_base}.. (one per bot slot)" if os.geteuid() == 0
                 else f"uid {os.geteuid()} (the worker's, in a user namespace)")
     return SandboxStatus(not problems, bwrap, version, bound if not problems else "",
-                         identity, tuple(problems))
+                         identity, tuple(problems), cgroup_mode())
 
 
 def _probe(policy: SandboxPolicy) -> list[str]:

@@ -32,6 +32,12 @@ class WorkerSettings:
     smoke_queue: str = SMOKE_QUEUE
     sandbox: bool = True
     """False: submitted bots run without the sandbox (``--insecure-no-sandbox``)."""
+    trusted_owners: tuple[str, ...] = ()
+    """Users whose bots are the operator's own code: they run outside the sandbox, with its
+    limits, as house bots do (``--trust-owner``; ``tacocat up`` on a host without a sandbox)."""
+    sandbox_problem: str = ""
+    """Why this host cannot sandbox submitted bots (``tacocat worker --check``'s summary);
+    empty when it can. Such a worker plays only the trusted owners' bots."""
     pinning: str = "all"
     """``all``, ``bots`` or ``none``: see :data:`tacocat.worker.launch.Pinning`."""
     max_strikes: int = DEFAULT_MAX_STRIKES
@@ -60,6 +66,7 @@ class WorkerSettings:
     """Tasks (processes and threads) a bot may have at once."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "trusted_owners", tuple(self.trusted_owners))  # from JSON
         if self.pinning not in PINNINGS:
             raise ValueError(f"pinning must be one of {', '.join(PINNINGS)}, "
                              f"got {self.pinning!r}")

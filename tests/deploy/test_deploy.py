@@ -21,6 +21,7 @@ import yaml
 
 from tacocat.cli import build_parser
 from tacocat.server.metrics import exported_metric_names
+from tacocat.worker._cgroups import V2_CONTROLLERS
 from tacocat.worker.metrics import WORKER_METRICS
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -249,7 +250,11 @@ def test_k8s_tacocat_commands_parse(name: str) -> None:
     (deployment,) = [d for d in manifests() if d["kind"] == "Deployment"
                      and d["metadata"]["name"] == name]
     (container,) = containers(deployment)
-    assert container["command"] == ["tacocat"]
+    if name == "tacocat-worker":  # a shell first remounts the pod's cgroup (test below)
+        assert container["command"][:2] == ["sh", "-c"] and container["command"][-1] == "--"
+        assert 'exec tacocat "$@"' in container["command"][2]
+    else:
+        assert container["command"] == ["tacocat"]
     args = check_tacocat_command(container["args"], name)
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     port = int(annotations["prometheus.io/port"])
@@ -321,3 +326,60 @@ def test_dashboard_is_provisioned_against_the_datasource() -> None:
 def test_the_metric_name_extractor() -> None:
     assert metric_names('sum by (le) (rate(a_b_bucket{x="y"}[5m])) > 0.5 and on() up') \
         == {"a_b_bucket", "up"}
+
+
+# -- what the worker's sandbox needs from its host (docs/SECURITY.md, "Hosts") -----------------
+
+
+REMOUNT = "mount -o remount,rw /sys/fs/cgroup && exec tacocat"
+
+
+def test_compose_worker_gets_what_worker_check_requires() -> None:
+    """A cgroup namespace of its own, made writable (CAP_SYS_ADMIN, not privileged), root
+    in the container (bots as uids of their own), seccomp and AppArmor out of bwrap's way."""
+    worker = compose()["services"]["worker"]
+    assert worker["cgroup"] == "private"
+    assert worker["cap_add"] == ["SYS_ADMIN"] and not worker.get("privileged")
+    assert {"seccomp=unconfined", "apparmor=unconfined"} <= set(worker["security_opt"])
+    assert str(worker["user"]) == "0"
+    assert REMOUNT in worker["entrypoint"][2] and worker["entrypoint"][:2] == ["sh", "-c"]
+    server = compose()["services"]["server"]
+    assert "user" not in server and "cap_add" not in server  # the image's uid 10001
+
+
+def test_k8s_worker_gets_what_worker_check_requires() -> None:
+    (deployment,) = [d for d in manifests() if d["kind"] == "Deployment"
+                     and d["metadata"]["name"] == "tacocat-worker"]
+    (container,) = containers(deployment)
+    context = container["securityContext"]
+    assert context["runAsUser"] == 0 and context["privileged"] is False
+    assert context["capabilities"]["add"] == ["SYS_ADMIN"]
+    assert context["seccompProfile"]["type"] == "Unconfined"
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["container.apparmor.security.beta.kubernetes.io/worker"] == "unconfined"
+    assert REMOUNT in container["command"][2]
+
+
+def test_the_image_has_the_sandbox_runtimes() -> None:
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    install = next(line for line in dockerfile.splitlines() if "apt-get install" in line)
+    for package in ("bubblewrap", "util-linux", "mount"):
+        assert package in install.split(), package
+
+
+def test_systemd_unit_delegates_every_controller_a_bot_needs() -> None:
+    unit = (DEPLOY / "systemd/tacocat-worker.service").read_text()
+    service: dict[str, str] = {}
+    section = ""
+    for line in unit.splitlines():
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif "=" in line and not line.startswith("#") and section == "Service":
+            key, _, value = line.partition("=")
+            service[key] = value
+    assert set(V2_CONTROLLERS) <= set(service["Delegate"].split()), service["Delegate"]
+    assert service["User"] not in ("", "root")  # the non-root delegated worker
+    assert service["KillMode"] == "control-group"  # a stop takes every bot along
+    argv = service["ExecStart"].split()
+    assert argv[0].endswith("/tacocat")
+    check_tacocat_command(argv[1:], "systemd unit")

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.worker import sandbox
-from tacocat.worker._confine import tree_bases
+from tacocat.worker._cgroups import pids_base, tree_bases
 from tacocat.worker.sandbox import SandboxPolicy
 
-from .sandbox_helpers import POLICY, SECRET, Bots
+from .sandbox_helpers import BOUNDS, POLICY, SECRET, Bots
 from .worker_helpers import Trees
 
 
@@ -32,7 +31,7 @@ def trees(redis_url: str, tmp_path: Path) -> Iterator[Trees]:
     assert not leftovers, f"processes outlived tacocat worker: {leftovers}"
 
 
-@pytest.fixture(params=["auto", "nproc"])
+@pytest.fixture(params=BOUNDS)
 def policy(request: pytest.FixtureRequest) -> SandboxPolicy:
     return replace(POLICY, process_bound=request.param)
 
@@ -55,7 +54,7 @@ def bots(tmp_path: Path) -> Bots:
 @pytest.fixture(scope="module")
 def no_leftover_cgroups() -> Iterator[None]:
     yield
-    base = sandbox._cgroup_base()[0]
+    base = pids_base()[0]
     for each in (base, *tree_bases()[0]) if base is not None else ():
         mine = [p.name for p in each.iterdir() if p.name.startswith(f"{os.getpid()}-")]
         assert not mine, f"cgroups left behind in {each}: {mine}"

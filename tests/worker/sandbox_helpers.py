@@ -23,6 +23,12 @@ REPO = Path(tacocat.__file__).resolve().parent.parent
 POLICY = SandboxPolicy(cpu_seconds=20, address_space=512 << 20, file_size=1 << 20,
                        max_processes=12, tmp_size=4 << 20)
 SECRET = "redis://:hunter2@10.0.0.1:6379/0"
+STARTUP = float(os.environ.get("TACOCAT_TEST_STARTUP", "10"))
+"""Seconds a bot process has to say Hello: the worker's 10, more in an emulated VM
+(tests/hosts sets it), where an interpreter start takes seconds."""
+BOUNDS = ["auto", "nproc"] if os.geteuid() == 0 else ["auto"]
+"""The process-bound modes this user can have: the RLIMIT_NPROC fallback needs root (a
+dedicated uid per bot); a non-root worker has its delegated pids cgroup alone."""
 
 
 @dataclass

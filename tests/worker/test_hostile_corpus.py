@@ -27,7 +27,8 @@ import pytest
 import redis as redis_py
 
 from tacocat.engine import Fault, Reason
-from tacocat.worker.sandbox import SandboxPolicy, _cgroup_base
+from tacocat.worker._cgroups import pids_base
+from tacocat.worker.sandbox import SandboxPolicy
 
 from .worker_helpers import (
     SANDBOX,
@@ -237,7 +238,7 @@ def test_the_hostile_corpus_is_contained_by_the_real_worker_path(
                 if p not in before and (not c or watch.ours(c))]
 
     wait_for(lambda: not leftovers(), 5, "no bot process to be left")
-    base, _ = _cgroup_base()
+    base, _ = pids_base()
     if base is not None:
         stale = [d.name for d in base.iterdir() if d.is_dir() and watch.ours(d.name)]
         assert not stale, f"pids cgroups left behind: {stale}"

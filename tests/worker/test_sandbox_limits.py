@@ -24,6 +24,7 @@ from tacocat.worker import sandbox
 from tacocat.worker.sandbox import SandboxedCommand, SandboxPolicy, sandboxed_command
 
 from .sandbox_helpers import (
+    BOUNDS,
     MEMORY,
     POLICY,
     Bots,
@@ -140,7 +141,7 @@ LAUNCHER = """
 """
 
 
-@pytest.mark.parametrize("bound", ["auto", "nproc"])
+@pytest.mark.parametrize("bound", BOUNDS)
 def test_bots_die_with_the_worker(bots: Bots, bound: str) -> None:
     """SIGKILL the process that started a bot: the bot and all it forked die too."""
     marker = f"orphan_{uuid.uuid4().hex[:12]}.py"

@@ -23,7 +23,7 @@ from tacocat.worker.sandbox import (
     unsandboxed_command,
 )
 
-from .sandbox_helpers import MEMORY, POLICY, REPO, Bots
+from .sandbox_helpers import MEMORY, POLICY, REPO, STARTUP, Bots
 
 pytestmark = [pytest.mark.timeout(60),
               pytest.mark.usefixtures("secrets_in_parent", "no_leftover_cgroups")]
@@ -110,7 +110,7 @@ def test_host_process_plays_a_match_sandboxed(bots: Bots) -> None:
         cmd = sandboxed_command(POLICY, bot_dir, [sys.executable, "-m", "tacocat.sdk.host",
                                                   "bot.py"])
         commands.append(cmd)
-        hosts.append(HostProcess(name, **cmd.host_process_kwargs()))
+        hosts.append(HostProcess(name, startup_timeout=STARTUP, **cmd.host_process_kwargs()))
     try:
         assert hosts[0].start() == "random"  # the Hello came through the sandbox
         hosts[0].kill()

@@ -18,6 +18,7 @@ from tacocat.worker.match import PlayedMatch
 from tacocat.worker.sandbox import SandboxPolicy
 from tests.independent_checker import check_record
 
+from .sandbox_helpers import STARTUP
 from .worker_helpers import SANDBOX, good_bot, slow_bot
 
 pytestmark = pytest.mark.timeout(90)
@@ -41,7 +42,7 @@ def _match(tmp_path: Path, hostile: str, *, policy: SandboxPolicy | None = None,
     good = _bot(tmp_path / "good", "good@1", opponent or good_bot("good"))
     bad = _bot(tmp_path / "bad", f"{hostile}@1", (BOTS / f"{hostile}.py").read_bytes())
     with MatchPlayer(launcher, good, bad, STANDARD, time_limit=time_limit,
-                     max_strikes=1) as player:
+                     max_strikes=1, startup_timeout=STARTUP) as player:
         played = player.play(duplicate_pairs(games, "tree"))
         trees = [side.command.tree for side in player._sides]
         assert all(trees), "sandboxed bots have memory, CPU and cpuset cgroups"

@@ -49,6 +49,7 @@ from tacocat.arena import Arena, ArenaError, MatchStatus, NotFound, RedisUnavail
 from tacocat.arena.history import rating_history
 from tacocat.engine import RecordError
 
+from ..metrics import unsandboxed_workers
 from . import _data, _people, _render
 from ._live import LiveHub
 from ._logs_view import PRIVATE_HEADERS, api_match_logs, logs_panel, requested_logs
@@ -472,4 +473,8 @@ async def healthz(request: web.Request) -> web.Response:
         await _call(arena.redis.ping)
     except Exception as exc:  # any failure means "not healthy"
         return web.Response(status=503, text=f"redis: {type(exc).__name__}\n")
-    return web.Response(text="ok\n")
+    # Still healthy (this server serves), but say what the operator must fix on the workers.
+    lacking = await _call(unsandboxed_workers, arena.redis)
+    warnings = "".join(f"warning: worker {name} cannot sandbox submitted bots (they wait): "
+                       f"{why}\n" for name, why in lacking)
+    return web.Response(text="ok\n" + warnings)
