@@ -4,8 +4,10 @@
 - :mod:`~.jobs`: the RQ jobs, ``play_match(match_id)`` and ``smoke_test(version_id)``;
 - :mod:`~.match`: :class:`MatchPlayer`, one match between two long-lived bot processes;
 - :mod:`~.launch`: :class:`Launcher`, how bot processes start (sandbox, limits, core);
-- :mod:`~.sandbox`: the sandbox itself (bubblewrap, seccomp, rlimits, pids bound), with its
-  parts in ``_policy``, ``_mounts``, ``_preexec``, ``_command``, ``_seccomp``, ``_confine``;
+- :mod:`~.sandbox`: the sandbox itself (bubblewrap, seccomp, rlimits, cgroup v1 or v2
+  bounds), with its parts in ``_policy``, ``_mounts``, ``_preexec``, ``_command``,
+  ``_seccomp``, ``_cgroups``, ``_confine``;
+- :mod:`~.check`: what this host gives the sandbox (``tacocat worker --check``);
 - :mod:`~.queue`: job ids, idempotent enqueuing, leases, the worker counters;
 - :mod:`~.dispatcher`: scheduling and orphan re-enqueue, one active per Redis;
 - :mod:`~.rqworker`, :mod:`~.pool`: the worker processes and ``tacocat worker``'s tree.

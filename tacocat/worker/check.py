@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ._cgroups import cgroup_report
 from ._seccomp import ABIS
-from .sandbox import SandboxPolicy, sandbox_status
+from .sandbox import SandboxPolicy, _bwrap_path, sandbox_status
 
 _DELEGATE_FIX = {
     "v2": ("give the worker its own cgroup subtree: as root nothing is needed; as a systemd "
@@ -108,9 +108,11 @@ def check_host(policy: SandboxPolicy | None = None) -> HostReport:
 
 
 def _bwrap() -> Check:
-    path = shutil.which("bwrap")
+    path = _bwrap_path()
     if path is None:
-        return Check("bubblewrap", False, "not installed",
+        return Check("bubblewrap", False, "not installed" + (
+            f" at $TACOCAT_BWRAP ({os.environ['TACOCAT_BWRAP']!r})"
+            if os.environ.get("TACOCAT_BWRAP") is not None else ""),
                      "apt-get install bubblewrap (dnf install bubblewrap, apk add bubblewrap)")
     try:
         version = subprocess.run([path, "--version"], capture_output=True, text=True,

@@ -32,7 +32,8 @@ The layers, outermost first, and why each is there:
 3. **A process-count bound that holds for root.** ``RLIMIT_NPROC`` never binds uid 0 (the
    kernel exempts the root user outright), and a fork bomb in a PID namespace still fills
    the host's PID table. So: a *pids cgroup* per bot (``pids.max``), joined in
-   ``preexec_fn``, where the pids hierarchy is writable (cgroup v1 here), and, as root,
+   ``preexec_fn``, where the worker may manage cgroups (v1 as root; v2 as root or in a
+   delegated subtree: :mod:`~tacocat.worker._cgroups`), and, as root,
    ``RLIMIT_NPROC`` on the slot's dedicated uid (it binds a non-root uid, and the uid is the
    bot's alone). Either bound suffices; both apply where both are available. Both also give
    :meth:`SandboxedCommand.kill` an exact list of everything the bot started.
@@ -88,7 +89,8 @@ its public names are all importable from here):
 - :mod:`~tacocat.worker._mounts`: what the bot sees (binds, visible Python, environment);
 - :mod:`~tacocat.worker._preexec`: the fork-to-exec hook (cgroup, rlimits, parent death);
 - :mod:`~tacocat.worker._seccomp`: the seccomp filter;
-- :mod:`~tacocat.worker._confine`: the pids cgroups and the uid slots;
+- :mod:`~tacocat.worker._cgroups`: the bot's cgroups on cgroup v1 or v2 (bounds, CPU use);
+- :mod:`~tacocat.worker._confine`: killing what a bot started, and the uid slots;
 - :mod:`~tacocat.worker._command`: :class:`SandboxedCommand`, its start and its clean-up.
 """
 
@@ -289,6 +291,11 @@ _DROP_STUB = (
 
 
 def _bwrap_path() -> str | None:
+    """bubblewrap's path: ``$TACOCAT_BWRAP`` where set (another build; empty: none), else
+    ``bwrap`` on ``PATH`` or the system's."""
+    configured = os.environ.get("TACOCAT_BWRAP")
+    if configured is not None:
+        return configured if configured and os.access(configured, os.X_OK) else None
     return shutil.which("bwrap") or (
         "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
 

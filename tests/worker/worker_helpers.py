@@ -178,7 +178,8 @@ def recorded(arena: Arena, ladder: str) -> list[str]:
 class WorkerTree:
     """A real ``tacocat worker`` process (with its RQ workers), logging to a file."""
 
-    def __init__(self, url: str, log: Path, *args: str, workers: int = 2) -> None:
+    def __init__(self, url: str, log: Path, *args: str, workers: int = 2,
+                 env: dict[str, str] | None = None) -> None:
         self.log_path = log
         command = [sys.executable, "-m", "tacocat.cli", "worker", "--redis-url", url,
                    "--workers", str(workers), "--wait", "1", "--lease", "3",
@@ -187,7 +188,8 @@ class WorkerTree:
             command.append("--insecure-no-sandbox")
         self._log = log.open("wb")
         self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+                                     stdin=subprocess.DEVNULL, start_new_session=True,
+                                     env={**os.environ, **(env or {})})
         self.workers = workers
 
     @property
@@ -227,9 +229,10 @@ class Trees:
     folder: Path
     started: list[WorkerTree] = field(default_factory=list)
 
-    def __call__(self, *args: str, workers: int = 2) -> WorkerTree:
+    def __call__(self, *args: str, workers: int = 2,
+                 env: dict[str, str] | None = None) -> WorkerTree:
         tree = WorkerTree(self.url, self.folder / f"worker-{len(self.started)}.log", *args,
-                          workers=workers)
+                          workers=workers, env=env)
         self.started.append(tree)
         tree.wait_ready()
         return tree
