@@ -95,3 +95,18 @@ def test_up_reports_a_taken_port(tmp_path: Path) -> None:
     assert "tacocat serve exited" in done.stderr and "try --port 0" in done.stderr
     assert not (tmp_path / ".tacocat" / "data" / "valkey.pid").exists()
     assert os.listdir(tmp_path / ".tacocat" / "logs")
+
+
+def test_up_on_a_host_without_a_sandbox_still_plays_the_demo_and_says_what_to_install(
+        tmp_path: Path) -> None:
+    """A bare machine (no bubblewrap, no root to install it): the house bots play outside the
+    sandbox, and the output says exactly what submitted bots need."""
+    done = tacocat("up", *TINY, "--once", cwd=tmp_path, timeout=180,
+                   env=clean_env(TACOCAT_BWRAP="/nonexistent/bwrap"))
+    text = done.stdout + done.stderr
+    assert done.returncode == 0, text
+    assert "this machine cannot sandbox submitted bots" in text
+    assert "bubblewrap: not installed" in text and "fix: apt-get install bubblewrap" in text
+    assert "ladder demo · " in text and "complete" in text, text
+    worker_log = (tmp_path / ".tacocat" / "logs" / "worker.log").read_text()
+    assert "playing only the bots of house" in worker_log

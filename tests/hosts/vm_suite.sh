@@ -12,7 +12,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do root_tests+=("$1"); shift; done
 user_tests=("$@")
 # Under emulation an interpreter start takes seconds: bots get 2 minutes to say Hello.
 export PYTHONDONTWRITEBYTECODE=1 TACOCAT_TEST_STARTUP=120
-pytest_args=(-q -s --color=no -p no:cacheprovider -o addopts= --timeout 600 -W ignore::pytest.PytestUnraisableExceptionWarning)
+pytest_args=(-q -s --color=no --durations=3 -p no:cacheprovider -o addopts= --timeout 600 -W ignore::pytest.PytestUnraisableExceptionWarning)
 
 echo "vm-suite: phase root"
 started=$(date +%s)
