@@ -412,8 +412,9 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
                     await response.write(_named("waiting", {"total": match.games}))
                 else:
                     # "latest": the number (from 1) of the game that ended last, for the
-                    # viewer to follow; games end out of schedule order.
-                    finished = await _call(arena.live_games, match) if games else []
+                    # viewer to follow; games end out of schedule order. Its deal and seats
+                    # place it (only the last is read: a long match has many).
+                    finished = await _call(arena.live_games, match, games - 1) if games else []
                     newest = _data.newest_place(match, finished)
                     await response.write(_named("game", {
                         "games": games, "total": match.games,
