@@ -124,3 +124,32 @@ def test_the_readme_shell_blocks_work_pasted_in_order(arena: tuple[ArenaProcesse
     assert "alice/mybot@1 is active and plays in ladder main" in out
     assert re.search(r"ladder main · \d+ match(es)? recorded", out)
     assert "10 games:" in out                                      # the live games
+
+
+USER_DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+"""What users read: the README and docs/*.md (docs/measurements/ keeps the dated history)."""
+
+
+def test_user_docs_are_guides_not_diaries() -> None:
+    for path in USER_DOCS:
+        text = path.read_text(encoding="utf-8")
+        found = re.findall(r"(?i)\b(?:session \d+|(?:first|second|third|fourth|fifth) session|"
+                           r"issue \d+)\b", text)
+        assert not found, f"{path.name} mentions {found}: dated history goes to docs/measurements/"
+
+
+BATCH_DEFAULT = re.compile(r"(?i)batch[^.;]{0,80}?\bdefault (?:is )?(\d+)|"
+                           r"default(?: batch)? (?:is )?(\d+)[^.;]{0,40}?batch|"
+                           r"arena's default is (\d+)")
+"""A sentence that states the batch default: "--batch K ... (default 64)" and the like."""
+
+
+def test_docs_agree_with_the_code_on_the_batch_default() -> None:
+    from tacocat.referee import DEFAULT_BATCH  # noqa: PLC0415
+
+    said = [(path.name, int(next(n for n in found.groups() if n)))
+            for path in USER_DOCS
+            for found in BATCH_DEFAULT.finditer(" ".join(path.read_text(encoding="utf-8")
+                                                         .split()))]
+    assert len(said) >= 3, f"fewer documents than expected state the batch default: {said}"
+    assert all(n == DEFAULT_BATCH for _, n in said), said

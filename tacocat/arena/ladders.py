@@ -141,7 +141,7 @@ def join_ladder(
         args=[bot, repr(now), ladder],
     )
     if joined == -1:
-        raise NotFound(f"no ladder {ladder!r}; list_ladders shows the ladders there are")
+        raise NotFound(f"no ladder {ladder!r}; `tacocat ladder list` shows the ladders there are")
     if joined == 0:
         raise AlreadyExists(f"bot {bot!r} already joined ladder {ladder!r}")
     return Entry(ladder, bot, now, current_versions(redis, keys, [bot])[bot])
@@ -167,7 +167,7 @@ def playing_versions(redis: Redis, keys: Keys, ladder: str) -> list[str]:
 def _fields(redis: Redis, keys: Keys, name: str) -> dict[str, str]:
     fields = text_map(redis.hgetall(keys.ladder(name)))
     if not fields:
-        raise NotFound(f"no ladder {name!r}; list_ladders shows the ladders there are")
+        raise NotFound(f"no ladder {name!r}; `tacocat ladder list` shows the ladders there are")
     return fields
 
 

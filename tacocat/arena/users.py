@@ -126,7 +126,8 @@ def get_user(redis: Redis, keys: Keys, name: str) -> User:
     """The user ``name``; :class:`NotFound` if there is none."""
     fields = text_map(redis.hgetall(keys.user(name)))
     if not fields:
-        raise NotFound(f"no user {name!r}; an admin creates users with create_user")
+        raise NotFound(f"no user {name!r}; an admin creates users with `tacocat user create "
+                       "NAME`")
     return _user(fields)
 
 
@@ -230,7 +231,8 @@ def revoke_token(redis: Redis, keys: Keys, user: str, token_id: str) -> None:
                if token_id and text(d).startswith(token_id)]
     if len(matches) != 1:
         raise NotFound(
-            f"user {user!r} has no token with id {shown(token_id)}; list_tokens shows the ids"
+            f"user {user!r} has no token with id {shown(token_id)}; `tacocat token list` shows "
+            "the ids"
         )
     pipe = redis.pipeline(transaction=True)
     pipe.delete(keys.token(matches[0]))

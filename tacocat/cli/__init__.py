@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 from types import FrameType
@@ -51,13 +53,29 @@ def main(argv: list[str] | None = None) -> int:
     previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         code: int = args.run(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _closed_stdout(args)
+        return 141  # as if killed by SIGPIPE, as other commands in a pipe are
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return code
+
+
+def _closed_stdout(args: argparse.Namespace) -> None:
+    """The reader of our output went away (``tacocat replay show ... | head``): say so in
+    one line, and send what is still buffered nowhere, so the exit flush stays quiet."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    what = " ".join(str(p) for p in (args.command, getattr(args, "replay_command", None) or
+                                     getattr(args, "action", None)) if p)
+    with contextlib.suppress(OSError):
+        print(f"tacocat {what}: the output was closed before it ended (the rest is not "
+              "shown)", file=sys.stderr)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

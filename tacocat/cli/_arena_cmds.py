@@ -5,8 +5,9 @@ handling they all share (:func:`command`). Each is a thin wrapper over
 
 Every command takes ``--server ADDRESS`` (default ``$TACOCAT_ADDRESS`` or localhost:50051) and
 ``--token TOKEN`` (default ``$TACOCAT_TOKEN``, then ``$TACOCAT_TOKEN_FILE``, then, for a
-server on this machine, the admin token that ``tacocat serve``/``tacocat up`` saved in
-``.tacocat/data/admin.token``).
+server on this machine and only when none of these is given, the admin token that
+``tacocat serve``/``tacocat up`` saved in ``.tacocat/data/admin.token``, which the command
+then says on stderr). A token given empty is an error.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 from tacocat.engine import EngineError, Ruleset
 from tacocat.sdk import DEFAULT_ADDRESS, SdkError, Tls
 from tacocat.sdk.arena import (
+    SAVED_ADMIN_TOKEN,
     AlreadyExistsError,
     ArenaClient,
     AuthError,
@@ -46,9 +48,10 @@ if TYPE_CHECKING:
 _TOKEN_HELP = """\
 connection (every arena command):
   --server ADDRESS   the arena server (default $TACOCAT_ADDRESS, else localhost:50051)
-  --token TOKEN      your token (default $TACOCAT_TOKEN, else the file $TACOCAT_TOKEN_FILE,
-                     else for a server on this machine the admin token in
-                     .tacocat/data/admin.token, which `tacocat serve` and `tacocat up` write)
+  --token TOKEN      your token (default $TACOCAT_TOKEN, else the file $TACOCAT_TOKEN_FILE;
+                     when none is given and the server is on this machine, the admin token
+                     in .tacocat/data/admin.token that `tacocat serve` and `tacocat up`
+                     write, said on stderr); a token given empty is an error
   --tls              speak TLS, trusting the system's root certificates
   --tls-ca CA.pem    speak TLS, trusting this CA (default $TACOCAT_TLS_CA)
   --tls-cert/--tls-key FILE   a client certificate and key, for a server that requires
@@ -105,7 +108,11 @@ def _with_client(run: Callable[[argparse.Namespace, ArenaClient], int]
     def wrapper(args: argparse.Namespace) -> int:
         what = " ".join(p for p in (args.command, getattr(args, "action", None)) if p)
         try:
-            with ArenaClient(args.server, args.token, tls=client_tls(args)) as client:
+            with ArenaClient(args.server, args.token, tls=client_tls(args),
+                             cli=True) as client:
+                if client.token_source == str(SAVED_ADMIN_TOKEN):
+                    print(f"tacocat {what}: no token given; using the local server's admin "
+                          f"token ({SAVED_ADMIN_TOKEN})", file=sys.stderr)
                 return run(args, client)
         except AuthError as exc:
             print(f"tacocat {what}: {exc}", file=sys.stderr)

@@ -74,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--jobs", type=int, metavar="N",
                    help=f"processes to play on (default: all {default_jobs()} cores); the "
                         "games are the same for every N")
-    sprt = p.add_argument_group("SPRT: is A stronger than B? (docs: README, 'SPRT')")
+    sprt = p.add_argument_group("SPRT: is A stronger than B? (docs: docs/PLAY.md, 'SPRT')")
     sprt.add_argument("--sprt", action="store_true",
                       help="play duplicate pairs until the sequential test accepts H0 "
                            "(A is at most elo0 stronger) or H1 (at least elo1)")

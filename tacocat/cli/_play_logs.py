@@ -6,7 +6,7 @@ log, ``DIR/game-NNNNN-A.log`` (or ``-B``), created on the first write and cut at
 (:class:`~tacocat.protocol.logs.LogCap`: the arena keeps as much of a bot's stderr per match
 for its owner). An exception the bot raises is written there with its whole traceback before
 it forfeits the game (the summary shows one line). Bots are made in schedule order, one per
-game (:class:`~tacocat.referee.InProcessSeat`), which numbers the files.
+game (:class:`~tacocat.referee.InProcessSeat`), which numbers the files (from 1).
 """
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ def logged(factory: Callable[[], Bot], directory: Path, side: str,
     ``indexes``' n-th (the schedule's order: the seat makes them in that order)."""
 
     def make() -> Bot:
-        log = GameLog(directory / f"game-{next(indexes):05d}-{side}.log")
+        # Named by the game's number from 1, as the summary, pages and replays number it.
+        log = GameLog(directory / f"game-{next(indexes) + 1:05d}-{side}.log")
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             try:
                 bot = factory()

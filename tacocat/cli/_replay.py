@@ -39,8 +39,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                             description="Print one game of a replay file round by round, "
                                         "with both hands open.")
     show.add_argument("file", type=Path, metavar="FILE.jsonl")
-    show.add_argument("--game", type=int, default=0, metavar="N",
-                      help="the game's number in the file, from 0 (default 0)")
+    show.add_argument("--game", type=int, default=1, metavar="N",
+                      help="the game's number in the file, from 1 (default 1)")
     show.set_defaults(run=run_show)
     check = kinds.add_parser("check", help="re-feed recorded decisions to a bot",
                              description="Ask a bot every decision of the recorded games "
@@ -52,21 +52,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        help="the seat it played (default: the seats whose player name is "
                             "--bot or its file's name; else both)")
     check.add_argument("--game", type=int, metavar="N",
-                       help="only this game, numbered from 0 in the file (default: all)")
+                       help="only this game, numbered from 1 in the file (default: all)")
     check.set_defaults(run=run_check)
 
 
 def _records(path: Path, game: int | None) -> list[tuple[int, GameRecord]]:
-    """The file's games, numbered; only game ``game`` when given. Raises ValueError."""
-    records = list(enumerate(read_jsonl(path)))
+    """The file's games, numbered from 1 as everywhere a person reads a game's number (the
+    arena's pages, URLs and ``tacocat match``); only game ``game`` when given. Raises
+    ValueError."""
+    records = list(enumerate(read_jsonl(path), start=1))
     if not records:
         raise ValueError(f"{path} holds no replay records")
     if game is None:
         return records
-    if not 0 <= game < len(records):
-        raise ValueError(f"--game {game} is not in {path}: it holds games 0 to "
-                         f"{len(records) - 1}")
-    return [records[game]]
+    if not 1 <= game <= len(records):
+        held = "game 1" if len(records) == 1 else f"games 1 to {len(records)}"
+        raise ValueError(f"--game {game} is not in {path}: it holds {held}")
+    return [records[game - 1]]
 
 
 def run_show(args: argparse.Namespace) -> int:

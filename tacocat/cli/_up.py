@@ -148,16 +148,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def keep_running_text(args: argparse.Namespace, address: str) -> str:
-    """What to do with the arena now that it is up."""
-    server = f" --server {address}"
-    token = "" if Path(args.data_dir) == DEFAULT_DATA_DIR else (
+    """What to do with the arena now that it is up: commands that work pasted as printed,
+    in another terminal in this folder, that make a user and submit as that user (a bot
+    submitted with the admin token would belong to the admin)."""
+    admin = "" if Path(args.data_dir) == DEFAULT_DATA_DIR else (
         f"  export TACOCAT_TOKEN_FILE={Path(args.data_dir).absolute() / ADMIN_TOKEN_FILE}\n")
     return (f"\nthe arena keeps running at {address}; Ctrl-C stops it (--once: play the demo "
-            "and exit).\nSubmit a bot to it from another terminal:\n"
-            f"{token}"
-            "  tacocat new-bot mybot                 # a starter bot, if you have none\n"
-            f"  tacocat submit mybot.py --ladder {args.ladder} --wait{server}\n"
-            f"  tacocat leaderboard {args.ladder} --watch{server}")
+            "and exit).\nEnter a bot of your own, from another terminal in this folder:\n"
+            f"  export TACOCAT_ADDRESS={address}\n"
+            f"{admin}"
+            "  tacocat user create alice          # as the admin (the token up saved)\n"
+            "  export TACOCAT_TOKEN=$(tacocat token create --user alice)   # now you are "
+            "alice\n"
+            "  tacocat new-bot mybot              # writes mybot/mybot.py and its test\n"
+            f"  tacocat submit mybot/mybot.py --ladder {args.ladder} --wait\n"
+            f"  tacocat leaderboard {args.ladder} --watch")
 
 
 @contextlib.contextmanager

@@ -12,8 +12,10 @@ user) is a call here, so a bot author can script the same::
 
 The token comes from the ``token`` argument, else the ``TACOCAT_TOKEN`` environment
 variable, else a token file: ``token_file``, ``TACOCAT_TOKEN_FILE``, or (for a server on this
-machine only) ``.tacocat/data/admin.token``, which ``tacocat serve`` and ``tacocat up`` write
-on their first start. Without any, calls are anonymous: reads work, changes are refused.
+machine only, and only when no token was given at all) ``.tacocat/data/admin.token``, which
+``tacocat serve`` and ``tacocat up`` write on their first start. A token that is given but
+empty is an error, never a reason to use another one. Without any, calls are anonymous:
+reads work, changes are refused.
 
 Every refusal raises an :class:`ArenaApiError` subclass chosen by the gRPC status code, with
 the server's message and what to do about it.
@@ -68,6 +70,8 @@ DEFAULT_DATA_DIR: Final = Path(".tacocat") / "data"
 """Where ``tacocat serve`` and ``tacocat up`` keep the embedded Redis and the admin token."""
 ADMIN_TOKEN_FILE: Final = "admin.token"
 """The admin token's file name in the data dir (mode 0600), written on the first start."""
+SAVED_ADMIN_TOKEN: Final = DEFAULT_DATA_DIR / ADMIN_TOKEN_FILE
+"""Where the local server's admin token is read from when no token is given."""
 TOKEN_ENV: Final = "TACOCAT_TOKEN"
 TOKEN_FILE_ENV: Final = "TACOCAT_TOKEN_FILE"
 SERVER_ENV: Final = "TACOCAT_ADDRESS"
@@ -170,13 +174,20 @@ def is_local_address(address: str) -> bool:
 def find_token(address: str, token: str | None = None,
                token_file: str | Path | None = None) -> tuple[str | None, str | None]:
     """``(token, where it came from)`` by the rules in the module doc; ``(None, None)`` when
-    there is none. An explicitly named token file that cannot be read raises
-    :class:`SdkError`."""
-    if token:
+    there is none. A token that is given but empty (the argument, ``$TACOCAT_TOKEN`` set to
+    nothing, an empty token file) raises :class:`SdkError` rather than falling back to
+    another one, as does an explicitly named token file that cannot be read."""
+    if token is not None:
+        if not token.strip():
+            raise SdkError("the token given is empty: pass a token (tct_...), or leave "
+                           "the token out to use $TACOCAT_TOKEN or the local admin token")
         return token.strip(), "the token argument"
-    env = os.environ.get(TOKEN_ENV, "").strip()
-    if env:
-        return env, f"${TOKEN_ENV}"
+    env = os.environ.get(TOKEN_ENV)
+    if env is not None:
+        if not env.strip():
+            raise SdkError(f"${TOKEN_ENV} is set but empty: set it to a token (tct_...) or "
+                           f"unset it (unset {TOKEN_ENV})")
+        return env.strip(), f"${TOKEN_ENV}"
     named = token_file or os.environ.get(TOKEN_FILE_ENV, "").strip() or None
     if named is not None:
         path = Path(named)
@@ -185,16 +196,18 @@ def find_token(address: str, token: str | None = None,
         except OSError as exc:
             raise SdkError(f"cannot read the token file {str(path)!r}: {exc.strerror}") \
                 from None
-        return (text or None), str(path)
-    # The local server's admin token, never sent to another machine.
-    default = DEFAULT_DATA_DIR / ADMIN_TOKEN_FILE
+        if not text:
+            raise SdkError(f"the token file {str(path)!r} is empty: write a token (tct_...) "
+                           "in it")
+        return text, str(path)
+    # Nothing given: the local server's admin token, never sent to another machine.
     if is_local_address(address):
         try:
-            text = default.read_text(encoding="utf-8").strip()
+            text = SAVED_ADMIN_TOKEN.read_text(encoding="utf-8").strip()
         except OSError:
             return None, None
         if text:
-            return text, str(default)
+            return text, str(SAVED_ADMIN_TOKEN)
     return None, None
 
 
@@ -221,13 +234,16 @@ class ArenaClient(TrialCalls):
 
     For a TLS server pass ``tls=True`` (trust the system's roots) or a
     :class:`~tacocat.sdk.Tls` (a private CA; a client certificate and key for mutual TLS);
-    ``credentials`` takes ready-made gRPC channel credentials instead.
+    ``credentials`` takes ready-made gRPC channel credentials instead. ``cli``: errors
+    suggest the ``tacocat`` command's flags (``--tls``) rather than Python's arguments.
     """
 
     def __init__(self, address: str | None = None, token: str | None = None, *,
                  token_file: str | Path | None = None, timeout: float = 30.0,
                  tls: TlsOption = None,
-                 credentials: grpc.ChannelCredentials | None = None) -> None:
+                 credentials: grpc.ChannelCredentials | None = None, cli: bool = False) -> None:
+        self.cli = cli
+        """Hints in errors name the ``tacocat`` command's flags rather than Python's."""
         self.address = address or os.environ.get(SERVER_ENV, "").strip() or DEFAULT_ADDRESS
         self.token, self.token_source = find_token(self.address, token, token_file)
         self.timeout = timeout
@@ -469,9 +485,17 @@ class ArenaClient(TrialCalls):
         details = (exc.details() if isinstance(exc, grpc.Call) else None) or str(exc)
         kind = _ERRORS.get(code, ArenaApiError)
         message = details
-        if code is grpc.StatusCode.UNAVAILABLE and "failed to connect" in details.lower():
-            message = (f"cannot reach the arena server at {self.address}: is `tacocat serve` "
-                       f"running there? If it is, {connect_hint(self.secure)} ({details})")
+        if code is grpc.StatusCode.UNAVAILABLE and ("resolving" in details.lower()
+                                                    or "dns resolution" in details.lower()):
+            host = self.address.rpartition(":")[0] or self.address
+            message = (f"cannot find the host {host!r} of the arena server {self.address}: "
+                       "check the name (" + ("--server, " if self.cli else "") +
+                       "$TACOCAT_ADDRESS) and this machine's network")
+        elif code is grpc.StatusCode.UNAVAILABLE and "failed to connect" in details.lower():
+            why = " (connection refused)" if "refused" in details.lower() else \
+                f" ({details})"
+            message = (f"cannot reach the arena server at {self.address}{why}: is `tacocat "
+                       f"serve` running there? If it is, {connect_hint(self.secure, self.cli)}")
         elif code is grpc.StatusCode.DEADLINE_EXCEEDED:
             message = f"the arena server at {self.address} did not answer within " \
                       f"{self.timeout:g} s"

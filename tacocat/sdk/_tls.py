@@ -57,13 +57,21 @@ TlsOption: TypeAlias = Tls | bool | None
 (TLS trusting the system's roots), or ``None``/``False`` (plaintext)."""
 
 
-def connect_hint(secure: bool) -> str:
-    """What to check when a connection cannot be made, TLS-wise."""
+def connect_hint(secure: bool, cli: bool = False) -> str:
+    """What to check when a connection cannot be made, TLS-wise: in Python's words, or with
+    ``cli`` in the ``tacocat`` command's flags."""
     if not secure:
-        return "if the server speaks TLS, pass tls= in Python (--tls or --tls-ca CA.pem)"
+        return ("if the server speaks TLS, add --tls (--tls-ca CA.pem for a private CA)"
+                if cli else "if the server speaks TLS, pass tls=True (tls=Tls(ca=...) for a "
+                            "private CA)")
+    if cli:
+        return ("check the TLS settings: the server's certificate must be signed by the CA "
+                "in --tls-ca for this host name (--tls-server-name when it carries another), "
+                "and a server that requires client certificates needs --tls-cert and "
+                "--tls-key")
     return ("check the TLS settings: the server's certificate must be signed by the CA given "
-            "(tls=Tls(ca=...), --tls-ca) for this host name, and a server that requires "
-            "client certificates needs cert= and key= (--tls-cert, --tls-key)")
+            "(tls=Tls(ca=...)) for this host name, and a server that requires client "
+            "certificates needs cert= and key=")
 
 
 def resolve_tls(tls: TlsOption) -> Tls | None:

@@ -22,6 +22,7 @@ from tacocat.protocol.arena import ARENA_SERVICE, MAX_SUBMISSION_BYTES
 from ._arena_client import (
     ADMIN_TOKEN_FILE,
     DEFAULT_DATA_DIR,
+    SAVED_ADMIN_TOKEN,
     SERVER_ENV,
     TOKEN_ENV,
     TOKEN_FILE_ENV,
@@ -65,7 +66,8 @@ from ._trial_types import Trial, TrialStatus
 
 __all__ = [
     "ADMIN_TOKEN_FILE", "ARENA_SERVICE", "DEFAULT_DATA_DIR", "MAX_SUBMISSION_BYTES",
-    "SERVER_ENV", "TOKEN_ENV", "TOKEN_FILE_ENV", "AlreadyExistsError", "ArenaApiError",
+    "SAVED_ADMIN_TOKEN", "SERVER_ENV", "TOKEN_ENV", "TOKEN_FILE_ENV", "AlreadyExistsError",
+    "ArenaApiError",
     "ArenaClient", "AuthError", "BotInfo", "BotLog", "BotVersion", "Entry",
     "InvalidRequestError", "Ladder", "LadderStatus", "Leaderboard", "LeaderboardUpdate",
     "Match", "MatchGameResult", "MatchLogs", "MatchResult", "MatchStatus", "NewToken",

@@ -96,6 +96,19 @@ def test_serve_saves_the_admin_token_for_local_tools(served: Served) -> None:
     done = served.run("user", "whoami")
     assert done.returncode == 0, done.stderr
     assert "admin (admin), token from .tacocat/data/admin.token" in done.stdout
+    # ... and says so, so nobody submits as admin without knowing.
+    assert "no token given; using the local server's admin token" in done.stderr
+    # A token given but empty never falls back to the admin token: it is an error.
+    empty_flag = served.run("user", "whoami", "--token", "")
+    assert empty_flag.returncode == 1 and "the token given is empty" in empty_flag.stderr
+    assert "admin" not in empty_flag.stdout
+    empty_env = served.run("user", "whoami", token="")
+    assert empty_env.returncode == 1, empty_env.stdout
+    assert "$TACOCAT_TOKEN is set but empty" in empty_env.stderr
+    # A wrong one is refused, naming where it came from.
+    wrong = served.run("user", "whoami", "--token", "tct_" + "y" * 43)
+    assert wrong.returncode == 1 and "the token argument" in wrong.stderr
+    assert "using the local server's admin token" not in wrong.stderr
     # ... but never sends it to another server, and a working directory without it is
     # anonymous.
     elsewhere = served.run("user", "whoami", cwd=served.home.parent)
@@ -125,6 +138,7 @@ def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
                    "class MyBot(GreedyBot):\n    pass\n")
     missing = served.run("submit", str(bot), "--ladder", "main", token=alice)
     assert missing.returncode == 1 and "no ladder 'main'" in missing.stderr
+    assert "`tacocat ladder list` shows the ladders there are" in missing.stderr
 
     refused = served.run("ladder", "create", "main", token=alice)
     assert refused.returncode == 1 and "only admins may create ladders" in refused.stderr
@@ -287,3 +301,18 @@ def test_counts_are_said_in_the_right_number(capsys: pytest.CaptureFixture[str])
     assert "2 games (1 duplicate pair), seed '1'" in capsys.readouterr().out
     assert main(["play", "house:random", "house:greedy", "--games", "4", "--seed", "1"]) == 0
     assert "4 games (2 duplicate pairs)" in capsys.readouterr().out
+
+
+def test_unreachable_servers_get_one_plain_line_in_cli_words(tmp_path: Path) -> None:
+    unknown = tacocat("ladder", "list", "--server", "nosuchhost.invalid:50051", cwd=tmp_path)
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip().splitlines() == [
+        "tacocat ladder list: cannot find the host 'nosuchhost.invalid' of the arena server "
+        "nosuchhost.invalid:50051: check the name (--server, $TACOCAT_ADDRESS) and this "
+        "machine's network"], unknown.stderr
+    closed = tacocat("ladder", "list", "--server", "127.0.0.1:1", cwd=tmp_path)
+    assert closed.returncode == 1
+    [line] = closed.stderr.strip().splitlines()
+    assert "cannot reach the arena server at 127.0.0.1:1 (connection refused)" in line
+    assert "add --tls (--tls-ca CA.pem for a private CA)" in line
+    assert "tls=" not in line and "Python" not in line

@@ -118,10 +118,10 @@ def test_logs_keep_what_each_bot_printed_per_game_capped_with_tracebacks(tmp_pat
         "        return super().duel(obs)\n"), "house:greedy", 4, 2, "logs")
     logs = tmp_path / "logs"
     assert sorted(p.name for p in logs.iterdir()) == [
-        f"game-0000{i}-A.log" for i in range(4)]  # house:greedy prints nothing
+        f"game-0000{i}-A.log" for i in range(1, 5)]  # from 1; house:greedy prints nothing
     assert "logs: 4 files in logs" in out
     for game in range(4):
-        text = (logs / f"game-0000{game}-A.log").read_text()
+        text = (logs / f"game-0000{game + 1}-A.log").read_text()
         seat = game % 2
         assert text.startswith(f"hello from seat {seat} against house:greedy\n")
         assert "x" * 1000 in text
@@ -135,5 +135,5 @@ def test_logs_keep_what_each_bot_printed_per_game_capped_with_tracebacks(tmp_pat
         "    def attack(self, obs):\n"
         "        print('y' * 10_000)\n"
         "        return super().attack(obs)\n"), "house:random", 1, 1, "flood")
-    data = (tmp_path / "flood" / "game-00000-A.log").read_bytes()
+    data = (tmp_path / "flood" / "game-00001-A.log").read_bytes()
     assert data.endswith(b"[log cut at 64 KiB]\n") and len(data) < 64 * 1024 + 30

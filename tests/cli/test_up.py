@@ -41,11 +41,20 @@ def test_up_plays_the_demo_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
         assert "keeps running" in text, text
         for line in up.stdout:  # the commands to submit a bot follow
             lines.append(line)
-            if "tacocat leaderboard demo --watch --server" in line:
+            if "tacocat leaderboard demo --watch" in line:
                 break
         text = "".join(lines)
-        assert re.search(r"tacocat submit mybot\.py --ladder demo --wait --server "
-                         r"127\.0\.0\.1:\d+", text), text
+        banner = text[text.index("Enter a bot of your own"):].splitlines()[1:]
+        commands = "\n".join(line.strip() for line in banner if line.startswith("  "))
+        assert "tacocat submit mybot/mybot.py --ladder demo --wait" in commands, text
+        # Pasted as printed (but the endless --watch), they submit the bot as a user.
+        pasted = subprocess.run(
+            ["bash", "-ec", commands.replace("--watch", "")], cwd=tmp_path,
+            env=clean_env(PATH=f"{Path(sys.executable).parent}{os.pathsep}"
+                               f"{os.environ['PATH']}"),
+            capture_output=True, text=True, timeout=180, check=False)
+        assert pasted.returncode == 0, pasted.stdout + pasted.stderr
+        assert "alice/mybot@1 is active" in pasted.stdout, pasted.stdout
         children = descendants(up.pid)
         assert len(children) >= 4, text  # Redis, server, worker supervisor, workers
         up.send_signal(signal.SIGINT)

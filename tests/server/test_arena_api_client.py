@@ -32,6 +32,23 @@ def test_token_sources_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert find_token("localhost:50051", "tct_arg") == ("tct_arg", "the token argument")
 
 
+def test_a_token_given_empty_is_an_error_not_the_admin_token(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    local = tmp_path / ".tacocat" / "data" / "admin.token"
+    local.parent.mkdir(parents=True)
+    local.write_text("tct_local\n")
+    with pytest.raises(SdkError, match="the token given is empty"):
+        find_token("localhost:50051", " ")
+    empty = tmp_path / "empty.token"
+    empty.write_text("\n")
+    with pytest.raises(SdkError, match=r"empty\.token' is empty"):
+        find_token("localhost:50051", token_file=empty)
+    monkeypatch.setenv("TACOCAT_TOKEN", "")
+    with pytest.raises(SdkError, match=r"\$TACOCAT_TOKEN is set but empty"):
+        find_token("localhost:50051")
+    assert find_token("localhost:50051", "tct_arg") == ("tct_arg", "the token argument")
+
+
 def test_the_local_admin_token_never_goes_to_another_machine(tmp_path: Path) -> None:
     local = tmp_path / ".tacocat" / "data" / "admin.token"
     local.parent.mkdir(parents=True)

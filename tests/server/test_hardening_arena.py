@@ -196,9 +196,9 @@ def test_refusals_say_what_to_do(world: World) -> None:
          ("revoke tokens only for",)),
         # Unknown things are named, with where to look.
         (lambda: alice.join("nope", "tacobot"), "NOT_FOUND",
-         ("no ladder 'nope'; list_ladders shows the ladders there are",)),
+         ("no ladder 'nope'; `tacocat ladder list` shows the ladders there are",)),
         (lambda: alice.revoke_token("0123456789abcdef"), "NOT_FOUND",
-         ("no token with id '0123456789abcdef'; list_tokens shows the ids",)),
+         ("no token with id '0123456789abcdef'; `tacocat token list` shows the ids",)),
         (lambda: alice.list_versions("alice/nothing"), "NOT_FOUND", ("no bot 'alice/nothing'",)),
         # Malformed input says the rule.
         (lambda: admin.create_ladder("Main Ladder"), "INVALID_ARGUMENT",

@@ -88,7 +88,7 @@ def test_tls_serves_both_services_and_refuses_plaintext(redis: redis_py.Redis, p
                 pytest.raises(ServerUnavailableError) as caught:
             plain.whoami()
         assert caught.value.status == "UNAVAILABLE"
-        assert "speaks TLS" in str(caught.value) and "--tls-ca" in str(caught.value)
+        assert "speaks TLS" in str(caught.value) and "tls=True" in str(caught.value)
         with pytest.raises(ConnectionLostError) as lost:
             connect(GreedyBot(), server.address, opponent="house:random", timeout=5)
         assert lost.value.status == "UNAVAILABLE" and "tls=" in str(lost.value)

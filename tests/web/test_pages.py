@@ -130,24 +130,39 @@ def test_live_viewer_follows_a_running_match_game_by_game(
     # A worker starts the match: the ladder page lists it, live, with a link to watch it.
     arena.start_live(match, worker="test")
     link = page.wait_for_selector(f"#livenow li[data-match='{match.id}'] a")
-    assert link is not None and "game 1 of" in page.inner_text("#livenow")
+    assert link is not None and f"0 of {match.games} games played" in page.inner_text("#livenow")
     shoot(page, tmp_path, "ladder-live-now")
     link.click()
     page.wait_for_url(f"**/live/{match.id}")
     page.wait_for_selector("#live-match[data-state=live]")
     assert "being played" in page.inner_text("#viewer")
 
-    # Each game that ends shows up at once, and the viewer (following) moves to it.
-    for number, record in enumerate(records[:3], 1):
+    # Each game that ends shows up at once, and the viewer (following) moves to it. Batched
+    # games end out of order: each is shown under its number in the match (the n-th game
+    # to end is not game n), with the right bot on each seat.
+    for ended, index in enumerate((2, 0, 3), 1):
+        record = records[index]
         arena.add_live_game(match, record)
-        page.wait_for_url(re.compile(rf"/live/{re.escape(match.id)}\?game={number}(#.*)?$"),
+        page.wait_for_url(re.compile(rf"/live/{re.escape(match.id)}\?game={index + 1}(#.*)?$"),
                           timeout=15_000)
         page.wait_for_selector("#viewer[data-step='0']")
-        assert page.inner_text("#viewer-title") == f"Replay of game {number}"
-        assert f"{number} of {match.games} games played" in page.inner_text("#live-match")
-        assert page.locator("#live-games li").count() == number
+        assert page.inner_text("#viewer-title") == f"Replay of game {index + 1}"
+        assert f"{ended} of {match.games} games played" in page.inner_text("#live-match")
+        assert page.locator("#live-games li").count() == ended
         players = page.inner_text("#players")
         assert record.players[0] in players and record.players[1] in players
+        a_seat = match.schedule()[index].a_seat
+        assert record.players[a_seat] == match.a
+        assert "side A" in page.inner_text(f"#seat-{a_seat}")
+        assert "side B" in page.inner_text(f"#seat-{1 - a_seat}")
+    assert page.inner_text("#live-games") == "Game 1\nGame 3\nGame 4"
+    # A game not finished yet says so; the others are a click away.
+    page.goto(f"{live_server.url}/live/{match.id}?game=2")
+    assert "Game 2 is still being played" in page.inner_text("#viewer")
+    page.goto(f"{live_server.url}/live/{match.id}?game=3")
+    page.wait_for_selector("#viewer[data-step='0']")
+    assert page.get_attribute(".game-nav a >> text=previous game", "href").startswith("?game=1")
+    assert page.get_attribute(".game-nav a >> text=next game", "href").startswith("?game=4")
     page.keyboard.press("End")  # the viewer works as on the match page
     assert page.get_attribute("#viewer", "data-kind") == "result"
     shoot(page, tmp_path, "live-viewer")

@@ -266,16 +266,24 @@ async def live_page(request: web.Request) -> web.Response:
     match, running = await _call(arena.live_match, request.match_info["id"])
     if match.status is not MatchStatus.SCHEDULED:
         raise web.HTTPFound(_render.match_url(match.id))
-    records = tuple(await _call(arena.live_games, match)) if running else ()
-    view = _data.MatchView(match, await _call(arena.get_ladder, match.ladder), records)
+    finished = tuple(await _call(arena.live_games, match)) if running else ()
+    view = _data.live_view(match, await _call(arena.get_ladder, match.ladder), finished)
     game: int | None = None
     data: dict[str, Any] | None = None
-    if records:
-        game = _int_param(request, "game", len(records), 1, len(records)) - 1
-        data = await _call(_data.game_json, view, game)
-    banner = _render.live_banner(match, running, len(records),
+    waiting: str | None = None
+    if view.records:
+        # ?game= is the game's number in the match (from 1); by default the newest to end.
+        newest = _data.newest_place(match, finished)
+        place = _int_param(request, "game", (newest or 0) + 1, 1, match.games) - 1
+        if place in view.places:
+            game = view.places.index(place)
+            data = await _call(_data.game_json, view, game)
+        else:
+            waiting = f"Game {place + 1} is still being played; it appears here when it ends."
+    banner = _render.live_banner(match, running, len(view.records),
                                  f"/api/matches/{quote(match.id, safe='')}/live")
-    return _html(_render.match_page(request.app[STATIC], view, game, data, None, live=banner))
+    return _html(_render.match_page(request.app[STATIC], view, game, data, waiting,
+                                    live=banner))
 
 
 async def bot_page(request: web.Request) -> web.Response:
@@ -374,8 +382,9 @@ async def api_ladder_update(request: web.Request) -> web.Response:
 
 
 async def api_live_events(request: web.Request) -> web.StreamResponse:
-    """Server-sent events for a running match: ``game`` (``{"games": N}``) whenever the
-    number of finished games changes, ``waiting`` while no worker plays it, then ``done``
+    """Server-sent events for a running match: ``game`` (``{"games": N, "total": T,
+    "latest": G}``, G the number of the game that ended last) whenever the number of
+    finished games changes, ``waiting`` while no worker plays it, then ``done``
     once it is recorded (or cancelled). Polls Redis once a second: cheap, and no change is
     ever missed."""
     arena = request.app[ARENA]
@@ -400,9 +409,17 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
             games = running.games if running is not None else -1
             if games != shown:
                 shown = games
-                await response.write(
-                    _named("game", {"games": games, "total": match.games}) if running
-                    else _named("waiting", {"total": match.games}))
+                if running is None:
+                    await response.write(_named("waiting", {"total": match.games}))
+                else:
+                    # "latest": the number (from 1) of the game that ended last, for the
+                    # viewer to follow; games end out of schedule order. Its deal and seats
+                    # place it (only the last is read: a long match has many).
+                    finished = await _call(arena.live_games, match, games - 1) if games else []
+                    newest = _data.newest_place(match, finished)
+                    await response.write(_named("game", {
+                        "games": games, "total": match.games,
+                        "latest": None if newest is None else newest + 1}))
             else:
                 quiet += settings.live_poll_seconds
                 if quiet >= settings.ping_seconds:  # a viewer that left is noticed here

@@ -8,7 +8,7 @@ shared by the HTML pages so both always show the same data.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -276,6 +276,13 @@ class MatchView:
     match: Match
     ladder: Ladder
     records: tuple[GameRecord, ...]
+    places: tuple[int, ...] = ()
+    """Each record's place in the match's schedule (0-based) when it is not its position:
+    a running match's finished games (:func:`live_view`), some of which may be missing."""
+
+    def place(self, position: int) -> int:
+        """The schedule place (0-based; shown from 1) of ``records[position]``."""
+        return self.places[position] if self.places else position
 
 
 def load_match(arena: Arena, match_id: str, *, replays: bool = True) -> MatchView:
@@ -318,15 +325,49 @@ def match_json(view: MatchView) -> dict[str, Any]:
 
 
 def game_json(view: MatchView, index: int) -> dict[str, Any]:
-    """The replay viewer's data for game ``index`` (0-based; IndexError if there is none);
-    its ``game`` is the game's number, from 1, as pages and URLs show it."""
+    """The replay viewer's data for ``view.records[index]`` (IndexError if there is none);
+    its ``game`` is the game's number in the match's schedule, from 1, as pages and URLs
+    show it."""
     if not 0 <= index < len(view.records):
         raise IndexError(index)
     record = view.records[index]
+    place = view.place(index)
     data = replay_view(record)
-    a_seat = view.match.schedule()[index].a_seat
+    a_seat = view.match.schedule()[place].a_seat
     result = view.match.result
-    if result is not None and index < len(result.games):
-        a_seat = result.games[index].a_seat
-    return {"match": view.match.id, "ladder": view.match.ladder, "game": index + 1,
-            "games": len(view.records), "a_seat": a_seat, **data}
+    if result is not None and place < len(result.games):
+        a_seat = result.games[place].a_seat
+    return {"match": view.match.id, "ladder": view.match.ladder, "game": place + 1,
+            "games": view.match.games if view.places else len(view.records),
+            "a_seat": a_seat, **data}
+
+
+def schedule_places(match: Match, finished: Sequence[GameRecord]) -> list[int | None]:
+    """Where each of a running match's finished games (in the order they finished, as the
+    worker's live copy keeps them) sits in the match's schedule (0-based; None: not one of
+    its games). Batched games end out of order, so the n-th to finish is rarely game n: a
+    game is found by its deal and who sat where (both games of a duplicate pair share the
+    deal, with seats swapped)."""
+    free: dict[tuple[str, tuple[str, str]], list[int]] = {}
+    for game in match.schedule():
+        free.setdefault((game.seed, game.players(match.a, match.b)), []).append(game.index)
+    found: list[int | None] = []
+    for record in finished:
+        places = free.get((record.seed, (record.players[0], record.players[1])))
+        found.append(places.pop(0) if places else None)
+    return found
+
+
+def newest_place(match: Match, finished: Sequence[GameRecord]) -> int | None:
+    """The schedule place of the game that ended last (None: none has)."""
+    return next((p for p in reversed(schedule_places(match, finished)) if p is not None), None)
+
+
+def live_view(match: Match, ladder: Ladder, finished: Sequence[GameRecord]) -> MatchView:
+    """A running match's view: its finished games in schedule order, each at its place
+    (:func:`schedule_places`)."""
+    placed = {place: record for place, record in zip(schedule_places(match, finished),
+                                                     finished, strict=True)
+              if place is not None}
+    order = tuple(sorted(placed))
+    return MatchView(match, ladder, tuple(placed[p] for p in order), order)

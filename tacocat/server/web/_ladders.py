@@ -60,14 +60,15 @@ def home_page(static: Static, ladders: Sequence[LadderSummary]) -> str:
                 tag("span", state, class_=f"badge {state.split(maxsplit=1)[0]}"),
                 tag("dl", *(
                     tag("div", tag("dt", k), tag("dd", v)) for k, v in (
-                        ("Bots", f"{st.entries}"), ("Playing", f"{st.playing}"),
+                        ("Bots playing", f"{st.playing} of {st.entries}"),
                         ("Matches", f"{st.matches_recorded:,}"),
                         ("Pending", f"{st.matches_pending:,}"),
                         ("Rules", lad.ruleset.name),
                     )
                 ), class_="facts"),
                 progress(st.games_toward_target, st.games_target,
-                         f"Round robin progress of {lad.name}"),
+                         f"Round robin progress of {lad.name}",
+                         "round-robin games of the versions playing now"),
                 tag("ol", *(tag("li", bot_link(row.version), " ",
                                 tag("span", fmt_int(row.rating), class_="muted"))
                             for row in item.leaders),
@@ -157,18 +158,28 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
 def status_fragment(snap: LadderSnapshot) -> str:
     st = snap.status
     facts = (
-        ("Bots", f"{st.entries}"), ("Playing", f"{st.playing}"),
+        ("Bots playing", f"{st.playing} of {st.entries}"),
         ("Matches recorded", f"{st.matches_recorded:,}"),
         ("Pending", f"{st.matches_pending:,}"),
-        ("Games played", f"{st.games_played:,}"),
+        ("Games, all versions", f"{st.games_played:,}"),
         ("Rounds done", f"{st.rounds_completed} of {st.rounds}"),
     )
+    idle = st.entries - st.playing
+    # A bot plays once a version of it passed its smoke game: joined bots with none (still
+    # pending, or rejected) are counted apart, never as playing.
+    not_playing = tag("p", f"{idle} joined bot{'s' if idle != 1 else ''} without an active "
+                           "version (pending its smoke game, or rejected) "
+                           f"{'do' if idle != 1 else 'does'} not play.",
+                      class_="hint not-playing") if idle else ""
     waiting = tag("p", "Waiting for opponents: nothing is played or rated until two bots "
                        "play here.", class_="waiting hint") if st.waiting_for_opponents else ""
     return join([
         tag("dl", *(tag("div", tag("dt", k), tag("dd", v)) for k, v in facts), class_="facts"),
-        progress(st.games_toward_target, st.games_target, "Round robin progress"),
-        waiting,
+        # The bar counts the round robin of the versions playing now; the games above also
+        # count retired versions' games and games past a pairing's target.
+        progress(st.games_toward_target, st.games_target, "Round robin progress",
+                 "round-robin games of the versions playing now"),
+        not_playing, waiting,
     ])
 
 
@@ -276,20 +287,21 @@ def standings_fragment(snap: LadderSnapshot) -> str:
                      aria_label="Standings"), pager])
 
 
-def _cell(cell: Cell | None, row: str, col: str) -> Html:
+def _cell(cell: Cell | None, row: str, col: str, retired: str = "") -> Html:
     """One crosstable cell. ``row`` and ``col`` come escaped (:class:`Html`): a block has
-    576 cells, and building them with :func:`tag` was most of the page's render time."""
+    576 cells, and building them with :func:`tag` was most of the page's render time.
+    ``retired`` is `` retired`` in a retired version's column (hidden with its row)."""
     if row == col:
-        return Html('<td class="self" aria-label="same version"></td>')
+        return Html(f'<td class="self{retired}" aria-label="same version"></td>')
     if cell is None or cell.score is None:
-        return Html(f'<td class="none" title="{row} has not met {col}">·</td>')
+        return Html(f'<td class="none{retired}" title="{row} has not met {col}">·</td>')
     bucket = min(10, max(0, round(cell.score * 10)))
     score, los = fmt_pct(cell.score), fmt_pct(cell.los)
     title = (f"{row} against {col}: {cell.wins} won, {cell.ties} tied, {cell.losses} lost; "
              f"likelihood of superiority {los}")
     # Numbers and percentages need no escaping; the names are escaped already.
-    return Html(f'<td class="cell sc{bucket}" title="{title}"><span class="score">{score}'
-                f'</span><span class="los">LOS {los}</span></td>')
+    return Html(f'<td class="cell sc{bucket}{retired}" title="{title}"><span class="score">'
+                f'{score}</span><span class="los">LOS {los}</span></td>')
 
 
 def crosstable_fragment(snap: LadderSnapshot) -> str:
@@ -301,15 +313,21 @@ def crosstable_fragment(snap: LadderSnapshot) -> str:
     order, matrix = crosstable(snap.board, CROSSTABLE_LIMIT, offset=offset)
     if total < 2:
         return tag("p", "The crosstable fills once two versions have met.", class_="empty")
+    # Retired versions are marked as in the standings: hidden, row and column, until the
+    # page's "show retired versions" is ticked.
+    retired = {row.version for row in snap.board.standings if not row.active}
+    marks = [" retired" if v in retired else "" for v in order]
     head = tag("tr", tag("td", ""), *(
-        tag("th", tag("abbr", str(offset + i + 1), title=v), scope="col")
+        tag("th", tag("abbr", str(offset + i + 1), title=v), scope="col",
+            class_=marks[i].strip() or None)
         for i, v in enumerate(order)))
     body = []
     names = [esc(v) for v in order]
     for i, (version, line) in enumerate(zip(order, matrix, strict=True)):
         body.append(tag("tr", tag("th", tag("span", f"{offset + i + 1}", class_="idx"),
                                   version_label(version), scope="row"),
-                        *(_cell(c, names[i], names[j]) for j, c in enumerate(line))))
+                        *(_cell(c, names[i], names[j], marks[j]) for j, c in enumerate(line)),
+                        class_=marks[i].strip() or None, data_version=version))
     # A block shows versions of neighbouring ranks against each other: the games that
     # decide the order. Every pair is in the JSON API.
     pager = _pager("Crosstable", block, blocks, total, CROSSTABLE_LIMIT,

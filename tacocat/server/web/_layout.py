@@ -134,12 +134,12 @@ def breadcrumbs(*items: tuple[str, str | None]) -> Html:
     return tag("nav", tag("ol", *parts), class_="crumbs", aria_label="Breadcrumb")
 
 
-def progress(done: int, target: int, label: str) -> Html:
+def progress(done: int, target: int, label: str, what: str = "games") -> Html:
     share = done / target if target else 0.0
     return tag(
         "div",
         tag("progress", fmt_pct(share), value=done, max=max(target, 1), aria_label=label),
-        tag("span", f"{done:,} of {target:,} games" if target else "no pairings yet",
+        tag("span", f"{done:,} of {target:,} {what}" if target else "no pairings yet",
             class_="progress-text"),
         class_="progress",
     )

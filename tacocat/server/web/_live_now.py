@@ -19,7 +19,9 @@ def live_fragment(live: Sequence[LiveMatch]) -> str:
                  tag("a", version_label(m.a), tag("span", " vs ", class_="muted"),
                      version_label(m.b), href=live_url(m.id),
                      aria_label=f"watch {m.a} against {m.b}"),
-                 tag("span", f"game {min(m.games + 1, m.total)} of {m.total}",
+                 # A count, not "game N": a match plays many games at once, and they end
+                 # out of schedule order.
+                 tag("span", f"{m.games} of {m.total} games played",
                      class_="muted live-progress"),
                  data_match=m.id)
              for m in live]

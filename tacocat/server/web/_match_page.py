@@ -104,8 +104,8 @@ def match_page(static: Static, view: MatchView, game: int | None,
                          class_="panel", aria_labelledby="games-title")
     elif live is not None:
         games_html = tag("section", tag("h2", "Games so far", id="games-title"),
-                         tag("ol", *(tag("li", tag("a", f"Game {i + 1}",
-                                                   href=f"?game={i + 1}#viewer",
+                         tag("ul", *(tag("li", tag("a", f"Game {view.place(i) + 1}",
+                                                   href=f"?game={view.place(i) + 1}#viewer",
                                                    aria_current="true" if i == game else None))
                                      for i in range(len(view.records))),
                              class_="live-games", id="live-games"),
@@ -121,7 +121,9 @@ def match_page(static: Static, view: MatchView, game: int | None,
         viewer = tag("section", tag("h2", "Replay"), tag("p", problem, class_="empty"),
                      class_="panel", id="viewer")
     elif game is not None and game_data is not None:
-        viewer = viewer_skeleton(game, len(view.records), keep)
+        viewer = viewer_skeleton(
+            view.place(game), view.place(game - 1) if game > 0 else None,
+            view.place(game + 1) if game + 1 < len(view.records) else None, keep)
         data = json_script("replay-data", game_data)
         scripts = ("replay.js",)
     elif live is not None:
@@ -145,8 +147,12 @@ _ICONS = {
 }
 
 
-def viewer_skeleton(game: int, games: int, keep: str = "") -> Html:
-    """The replay viewer's frame; ``replay.js`` fills it from the JSON in the page."""
+def viewer_skeleton(game: int, previous: int | None, following: int | None,
+                    keep: str = "") -> Html:
+    """The replay viewer's frame for game ``game`` of the match (0-based: shown from 1),
+    with links to the ``previous`` and ``following`` games there are replays of (a running
+    match's finished games need not follow each other); ``replay.js`` fills it from the
+    JSON in the page."""
 
     def button(go: str, label: str, icon: str, keys: str | None = None) -> Html:
         svg = Html('<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" '
@@ -168,12 +174,12 @@ def viewer_skeleton(game: int, games: int, keep: str = "") -> Html:
     )
     nav_games = tag(
         "p",
-        tag("a", "← previous game", href=match_url_placeholder(game - 1, keep),
-            data_game=game)
-        if game > 0 else "",
-        tag("a", "next game →", href=match_url_placeholder(game + 1, keep),
-            data_game=game + 2)
-        if game + 1 < games else "",
+        tag("a", "← previous game", href=match_url_placeholder(previous, keep),
+            data_game=previous + 1)
+        if previous is not None else "",
+        tag("a", "next game →", href=match_url_placeholder(following, keep),
+            data_game=following + 1)
+        if following is not None else "",
         class_="game-nav")
     return tag(
         "section",

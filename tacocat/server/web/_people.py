@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tacocat.arena import Arena, Bot, BotVersion, LogEntry, Standing
+from tacocat.arena.models import version_id
 from tacocat.arena.trials import Trial, Trials
 
 from ._data import log_json, standing_json
@@ -200,7 +201,9 @@ def bot_page(static: Static, data: BotPage) -> str:
         _section("versions", "Versions", versions),
         _section("bot-recent", "Recent matches", recent),
         _section("h2h", "Head to head", h2h),
-        _section("bot-trials", "Tests (unrated SPRT)", trials_section(data.trials)),
+        _section("bot-trials", "Tests (unrated SPRT)",
+                 trials_section(data.trials, version_id(bot.id, bot.current) if bot.current
+                                else None)),
     ])
     return page(static, Page(bot.id, content, main_attrs=attrs(data_bot=bot.id)))
 

@@ -91,11 +91,15 @@ def trial_page(static: Static, trial: Trial) -> str:
                              main_attrs=main))
 
 
-def trials_section(trials: Sequence[Trial]) -> Html:
-    """The bot page's list of tests with one of the bot's versions on either side."""
+def trials_section(trials: Sequence[Trial], against: str | None = None) -> Html:
+    """The bot page's list of tests with one of the bot's versions on either side;
+    ``against`` is the version the page's bot plays now (None: it has none), which an empty
+    list suggests testing against."""
     if not trials:
-        return tag("p", "No tests yet: ", tag("code", "tacocat test mybot.py --against "
-                                                      "mybot@3"), class_="empty")
+        if against is None:
+            return tag("p", "No tests yet.", class_="empty")
+        return tag("p", "No tests yet. Test a bot of yours against this one: ",
+                   tag("code", f"tacocat test mybot.py --against {against}"), class_="empty")
     rows = [tag("tr", tag("th", tag("a", t.id, href=trial_url(t.id)), scope="row"),
                 tag("td", bot_link(t.candidate), class_="side-a"),
                 tag("td", bot_link(t.baseline), class_="side-b"),

@@ -1,7 +1,7 @@
 // Live viewer: follows a running match over /api/matches/{id}/live (server-sent events).
 //
 // "game" says how many games have finished; when one more has and "follow" is ticked, the
-// page moves to the newest game's replay (the same viewer as the match page). "waiting":
+// page moves to the replay of the game that ended last (the same viewer as the match page). "waiting":
 // no worker plays it (yet). "done" says the match is recorded: the page becomes the match
 // page.
 "use strict";
@@ -20,10 +20,11 @@
     badge.dataset.state = "live";
     text.textContent = "Live: " + update.games + " of " + update.total +
       " games played; each appears here as it ends.";
-    if (update.games > shown && follow.checked) {
+    if (update.games > shown && update.latest && follow.checked) {
       source.close();
-      // The newest game from its first step (not the step this one was on).
-      window.location.assign(window.location.pathname + "?game=" + update.games + "#viewer");
+      // The game that ended last, from its first step ("latest", not "games": games end
+      // out of schedule order, so the n-th game to end is rarely game n).
+      window.location.assign(window.location.pathname + "?game=" + update.latest + "#viewer");
     }
   });
   source.addEventListener("waiting", () => {
