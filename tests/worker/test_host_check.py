@@ -78,7 +78,7 @@ def test_a_worker_without_a_sandbox_plays_only_its_owners_bots_and_says_so(
     # On the server's /metrics (and /healthz, through the same reading).
     wait_for(lambda: unsandboxed_workers(redis), 30, "the worker's registration")
     (name, why), = unsandboxed_workers(redis)
-    assert name.startswith(("rq:worker:", "")) and "-w0" in name, name
+    assert name.endswith("-w0") and not name.startswith("rq:"), name
     assert "bubblewrap: not installed" in why and "apt-get install bubblewrap" in why
     registry = CollectorRegistry()
     registry.register(ArenaCollector(redis))
