@@ -54,7 +54,7 @@ CORPUS: dict[str, tuple[Fault, str]] = {
     "stdout_flood": (Fault.TIMEOUT, "no answer to "),
     "frame_flood": (Fault.PROTOCOL, "exceeds"),
     "garbage_frames": (Fault.PROTOCOL, "exceeds"),
-    "truncated_frame": (Fault.PROTOCOL, "truncated frame: only 10 of 64 bytes"),
+    "truncated_frame": (Fault.PROTOCOL, "a truncated frame by the deadline"),
     "network": (Fault.CRASH, "blocked: tcp PermissionError"),
     "write_outside_tmp": (Fault.CRASH, "blocked: /bot/planted.py"),
     "read_files": (Fault.CRASH, "blocked: "),
