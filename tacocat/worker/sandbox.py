@@ -110,7 +110,16 @@ from pathlib import Path
 
 from ._command import SandboxedCommand
 from ._confine import _cgroup_base, _make_cgroup, _SlotLease, tree_bases
-from ._mounts import BOT_DIR, SANDBOX_TMP, _check_argv, _clean_env, _mount_args, _pythonpath
+from ._mounts import (
+    BOT_DIR,
+    SANDBOX_TMP,
+    Mounts,
+    _check_argv,
+    _clean_env,
+    _mount_args,
+    _pythonpath,
+    rewinding,
+)
 from ._policy import SandboxPolicy
 from ._preexec import _make_preexec
 from ._seccomp import ABIS as _ABIS
@@ -205,6 +214,7 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
     cgroup: Path | None = None
     tree: tuple[Path, ...] = ()
     lease: _SlotLease | None = None
+    mounts: Mounts | None = None
     try:
         os.write(seccomp, seccomp_program())
         fcntl.fcntl(seccomp, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
@@ -226,13 +236,16 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         args += ["--clearenv"]
         for key, value in env.items():
             args += ["--setenv", key, value]
-        args += _mount_args(policy, bot)
+        mounts = _mount_args(policy, bot)
+        args += mounts.args
         args += ["--chdir", BOT_DIR, "--seccomp", str(seccomp), "--"]
         if lease is not None:
             args += _drop_to(lease.uid, argv[0])
         args += argv
     except BaseException:
         os.close(seccomp)
+        if mounts is not None:
+            mounts.close()
         for made in (*tree, cgroup):
             if made is not None:
                 made.rmdir()
@@ -241,10 +254,10 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         raise
     return SandboxedCommand(
         argv=args, env=env, cwd="/",
-        preexec_fn=_make_preexec(policy, cgroups=((cgroup,) if cgroup else ()) + tree,
-                                 nproc=policy.max_processes if lease else None,
-                                 seccomp_fd=seccomp),
-        pass_fds=(seccomp,), sandboxed=True, cgroup=cgroup, tree=tree,
+        preexec_fn=rewinding(mounts.fds, _make_preexec(
+            policy, cgroups=((cgroup,) if cgroup else ()) + tree,
+            nproc=policy.max_processes if lease else None, seccomp_fd=seccomp)),
+        pass_fds=(seccomp, *mounts.fds), sandboxed=True, cgroup=cgroup, tree=tree,
         uid=lease.uid if lease else None, _lease=lease)
 
 
