@@ -338,8 +338,9 @@ class ProcessSeat:
                 think = msg.action.think_us if kind == "action" else msg.failure.think_us
                 # As the host measured it: within the limit, or the feed refused it above.
                 self._frame_think += think / 1e6
-                if timer is not None:
-                    timer(think / 1e6)
+                if timer is not None:  # metrics: never longer than the referee waited, so
+                    # a forged report puts no number of the bot's choosing into them
+                    timer(min(think / 1e6, time.monotonic() - self._sent_at))
 
     def _start_process(self) -> bool:
         started = time.perf_counter()

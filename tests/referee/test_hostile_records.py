@@ -60,12 +60,14 @@ FORGED = ("import tacocat.sdk._session as session\n"  # the host is the bot's to
           "session._micros = lambda since: 9_223_372_036_854_775\n")
 
 
-def _play(tmp_path: Path, name: str, source: str) -> tuple[PlayedMatch, str]:
+def _play(tmp_path: Path, name: str, source: str,
+          timed: list[float] | None = None) -> tuple[PlayedMatch, str]:
     bot = tmp_path / f"{name}.py"
     bot.write_text(source)
     log = BotLog()
     with HostProcess(str(bot), log=log) as host:
-        played = play_match((ProcessSeat(host, 2.0), InProcessSeat(GreedyBot)),
+        seat = ProcessSeat(host, 2.0, on_decision=None if timed is None else timed.append)
+        played = play_match((seat, InProcessSeat(GreedyBot)),
                             duplicate_pairs(2, "covert"), names=("hostile", "house:greedy"))
     return played, log.data.decode()
 
@@ -95,10 +97,12 @@ def test_the_owner_reads_what_the_record_leaves_out(tmp_path: Path) -> None:
 
 def test_a_forged_think_time_is_never_quoted(tmp_path: Path) -> None:
     # Issue 30: "timeout: took 9.22e+12 s", a number of the bot's choosing, in the record.
-    played, _ = _play(tmp_path, "forged", FORGED + HEADER + "    pass\n")
+    timed: list[float] = []  # what the worker's decision metrics hear
+    played, _ = _play(tmp_path, "forged", FORGED + HEADER + "    pass\n", timed)
     public = _public(played)
     for marker in ("9.22e", "9223372036", "9.2e"):
         assert marker not in public, public
+    assert timed and max(timed) < 30, timed  # never the 9.2e12 s it reported
 
 
 ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[1;1H\r\u202eevil\x9b31m"
