@@ -145,13 +145,15 @@ def _copy_bot(mounts: Mounts, bot: Path, low: int) -> None:
     count = 0
     for folder, dirs, files in os.walk(bot):
         dirs.sort()
-        inside = os.path.join(BOT_DIR, os.path.relpath(folder, bot)).rstrip("/.")
+        relative = os.path.relpath(folder, bot)
+        inside = BOT_DIR if relative == "." else f"{BOT_DIR}/{relative}"
         if inside != BOT_DIR:
             mounts.args += ["--perms", "0755", "--dir", inside]
         for name in sorted(files):
             path = os.path.join(folder, name)
             try:
-                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+                # O_NONBLOCK: a FIFO would block the open; it is skipped below like a link.
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
             except OSError:  # a link (O_NOFOLLOW), or gone: not the bot's file
                 continue
             try:

@@ -177,9 +177,13 @@ def test_mounts_name_no_host_path_but_the_system_and_python(bots: Bots, policy: 
     pkg = bots.root / "mallory" / "pkg"
     pkg.mkdir(parents=True)
     (pkg / "data.txt").write_text("nested file\n")
+    (bots.root / "mallory" / "odd.").mkdir()
+    (bots.root / "mallory" / "odd." / "x").write_text("")
+    os.mkfifo(bots.root / "mallory" / "fifo")  # not copied (opening one would block) ...
+    (bots.root / "mallory" / "link").symlink_to("/etc/passwd")  # ... nor links
     got = run_script(bots, policy, MOUNTS).json()
     assert got["nested"] == "nested file\n" and got["mode"] == "0o444"
-    assert "pkg" in got["listing"]
+    assert {"pkg", "odd."} <= set(got["listing"]) and not {"fifo", "link"} & set(got["listing"])
     text = got["text"]
     for host in (str(bots.root), str(tmp_path), "pytest-of", "tacocat-sandbox",
                  "tacocat-match"):
