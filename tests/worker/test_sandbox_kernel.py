@@ -215,3 +215,25 @@ def test_a_restarted_bot_gets_its_files_again(bots: Bots, policy: SandboxPolicy)
     finally:
         cmd.close()
     assert outs == [b"4\n"] * 3, outs  # an empty copy would print nothing
+
+
+FILES = """
+    import json, os
+    fds = sorted(int(f) for f in os.listdir("/proc/self/fd"))[:-1]  # minus listdir's own
+    names = sorted(os.listdir("/bot"))
+    print(json.dumps({"fds": fds, "count": len(names),
+                      "last": open("/bot/data199.txt").read()}))
+"""
+
+
+def test_a_bot_of_200_files_starts_and_holds_none_of_their_descriptors(
+        bots: Bots, policy: SandboxPolicy) -> None:
+    # An upload may hold 200 files: each is a descriptor handed to bwrap, above the bot's
+    # RLIMIT_NOFILE (which bwrap runs under already) so bwrap keeps room for its own.
+    folder = bots.root / "mallory"
+    folder.mkdir(parents=True)
+    for index in range(200):
+        (folder / f"data{index}.txt").write_text(f"file {index}\n")
+    got = run_script(bots, policy, FILES).json()
+    assert got["count"] == 201 and got["last"] == "file 199\n"  # and the script itself
+    assert got["fds"] == [0, 1, 2]
