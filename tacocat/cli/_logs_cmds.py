@@ -14,6 +14,7 @@ import urllib.parse
 from datetime import datetime
 from typing import Final
 
+from tacocat.protocol.logs import shown_as_text
 from tacocat.sdk.arena import ArenaClient, BotLog, MatchLogs
 
 LINK_MINUTES: Final = 60
@@ -46,14 +47,17 @@ def show_logs(args: argparse.Namespace, client: ArenaClient, match_id: str) -> i
 
 
 def log_text(log: BotLog, game: int | None = None) -> str:
+    """What ``--logs`` prints of ``log``: the bot's words with their control characters
+    escaped, so no escape sequence it wrote reaches the owner's terminal."""
     head = f"--- {log.version} (side {log.side.upper()})"
     if not log.stored:
         return f"{head}: no log was kept of this match"
     if game is not None:
-        part = log.games().get(game, "")
+        part = shown_as_text(log.games().get(game, ""))
         return f"{head}, game {game}:\n{part}" if part.strip() else \
             f"{head}: nothing written in game {game}"
-    return f"{head}:\n{log.text}" if log.text.strip() else f"{head}: the bot wrote nothing"
+    text = shown_as_text(log.text)
+    return f"{head}:\n{text}" if text.strip() else f"{head}: the bot wrote nothing"
 
 
 def logs_link(client: ArenaClient, found: MatchLogs) -> str:

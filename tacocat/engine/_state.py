@@ -232,10 +232,8 @@ class GameState:
                     raise ValueError(card)
                 rest.remove(card)
         except ValueError:
-            raise IllegalActionError(
-                seat, cards, "not_in_hand",
-                f"cards {list(cards)} are not all in hand {hand}",
-            ) from None
+            raise IllegalActionError(seat, cards, "not_in_hand",
+                                     self._not_in_hand(cards, hand)) from None
         decision = self.decision
         n = len(cards)
         if decision is _DEFEND:
@@ -281,6 +279,21 @@ class GameState:
             raise IllegalActionError(seat, cards, "over_cap",
                                      f"may replace at most {self._cap} cards, not {n}")
         return rest
+
+    def _not_in_hand(self, cards: tuple[Any, ...], hand: list[int]) -> str:
+        """Why ``cards`` are not the hand's, quoting them only as the rules allow.
+
+        The reason goes into public records, and ``cards`` are whatever the bot sent: quoted
+        as they are, they would publish anything it encodes in them (64 int32 "cards" carry
+        its host's paths). So they are shown only when they could be a hand of this game
+        (ranks of the deck, no more than the hand holds); anything else gets a fixed text.
+        """
+        deck = self.rules.deck
+        if len(cards) > len(hand):
+            return f"more cards than hand {hand} holds"
+        if all(type(c) is int and c in deck for c in cards):
+            return f"cards {list(cards)} are not all in hand {hand}"
+        return f"cards that are not ranks of the deck are not in hand {hand}"
 
     def _next_deck(self) -> list[int]:
         if self._decks is None:

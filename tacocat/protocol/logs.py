@@ -89,6 +89,27 @@ class BotLog:
         return bytes(self._data)
 
 
+_CONTROLS: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+    "\u2066-\u2069]")
+
+
+def shown_as_text(text: str) -> str:
+    """``text`` with every control character but newline and tab written as an escape
+    (``\\x1b``, ``\\u202e``), for a terminal or a page.
+
+    A log is what a bot wrote: raw, an escape sequence would drive its owner's terminal
+    (retitle it, rewrite what was printed before, answer back on some terminals), and
+    bidirectional overrides would reorder the text on a page.
+    """
+    return _CONTROLS.sub(_escaped, text)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def split_games(text: str) -> dict[int | None, str]:
     """A log's parts by game (from 0): ``None`` holds what came before the first marker (the
     bot's start-up)."""

@@ -10,7 +10,6 @@ longer pending).
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
 from typing import Final, NamedTuple
 
@@ -32,10 +31,17 @@ DETAIL_LIMIT = 300
 
 
 class Failure(NamedTuple):
-    """A seat failed to answer properly: it forfeits the game for ``fault``."""
+    """A seat failed to answer properly: it forfeits the game for ``fault``.
+
+    ``detail`` is public (records, pages, the other bot): only what the rules and the
+    referee define, never a value the bot chose (a size, an id, a reported time, an exit
+    code, a class name), since a hostile bot would publish what it read through it.
+    ``said`` is the same with the bot's values, for its owner's log only.
+    """
 
     fault: Fault
     detail: str
+    said: str = ""
 
 
 Answer = tuple[int, ...] | Failure
@@ -107,12 +113,11 @@ class SeatFeed:
     def read_bytes(self, data: bytes) -> tuple[int, Answer] | Failure | None:
         """:meth:`read` for one serialized message (a live stream's)."""
         if len(data) > MAX_CLIENT_MESSAGE:  # a transport may allow more (other services)
-            return Failure(Fault.PROTOCOL, f"a message of {len(data)} bytes exceeds the "
-                                           f"{MAX_CLIENT_MESSAGE}-byte limit")
+            return Failure(Fault.PROTOCOL, OVERSIZED, f"a message of {len(data)} bytes")
         try:
             msg = pb.ClientMessage.FromString(data)
         except DecodeError:
-            return Failure(Fault.PROTOCOL, f"undecodable message ({len(data)} bytes)")
+            return Failure(Fault.PROTOCOL, UNDECODABLE, f"{len(data)} bytes")
         return self.read(msg)
 
     def read(self, msg: pb.ClientMessage) -> tuple[int, Answer] | Failure | None:
@@ -130,18 +135,21 @@ class SeatFeed:
         if request_id not in self._pending:
             if 0 < request_id <= self._issued:
                 return None  # answers a request the referee gave up on: drop it
-            return Failure(Fault.PROTOCOL, f"answer to request {request_id}, which was never "
-                                           "asked")
+            return Failure(Fault.PROTOCOL, "an answer to a request that was never asked",
+                           f"request id {request_id}")
         self._pending.discard(request_id)
         if think_us > self._limit_us:
-            return request_id, Failure(Fault.TIMEOUT, f"took {think_us / 1e6:.3g} s; the "
-                                                      f"limit is {self._limit_us / 1e6:g} s")
+            # The time is the bot's report: the record says only that it was over.
+            return request_id, Failure(Fault.TIMEOUT, "reported a decision over the limit of "
+                                       f"{self._limit_us / 1e6:g} s",
+                                       f"reported {think_us} us")
         if kind == "failure":
             return request_id, Failure(Fault.CRASH, public_failure(msg.failure.message))
         cards = tuple(msg.action.cards)
         if len(cards) > MAX_ACTION_CARDS:
-            return request_id, Failure(Fault.ILLEGAL_ACTION, f"an action of {len(cards)} "
-                                                             "cards: no hand holds that many")
+            return request_id, Failure(Fault.ILLEGAL_ACTION, f"an action of more than "
+                                       f"{MAX_ACTION_CARDS} cards: no hand holds that many",
+                                       f"{len(cards)} cards")
         return request_id, cards
 
 
@@ -160,29 +168,28 @@ def match_end(games: int, detail: str = "") -> bytes:
     return msg.SerializeToString()
 
 
-_BUILTIN_EXCEPTIONS: Final = frozenset(
-    name for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException))
 _MADE: Final = "making the bot raised "
+RAISED: Final = "an exception"
+"""What a record says a bot raised: its class and text are its own words, owner's only."""
+OVERSIZED: Final = f"a message over the {MAX_CLIENT_MESSAGE}-byte limit"
+UNDECODABLE: Final = "an undecodable message"
 
 
 def public_failure(message: str) -> str:
     """A remote bot's report of its own failure, as a public record may say it.
 
     The message is the bot's own words (its exception's text, which may quote anything it
-    read inside its sandbox), so records, pages and API answers get a fixed description
-    instead: ``RuntimeError`` (a built-in exception's name; a class of the bot's own is
-    ``an exception of the bot's own class``, since its name is the bot's words too), or
-    ``the bot's answer is not card ranks``. The whole message and traceback are in the bot's
-    stderr, which its owner reads (:mod:`tacocat.protocol.logs`).
+    read inside its sandbox), and so is the name of the exception's class (a built-in one
+    is a choice among dozens, a few bits a game), so records, pages and API answers get a
+    fixed description: ``the bot raised an exception``, ``making the bot raised an
+    exception`` or ``the bot's answer is not card ranks``. The whole message and traceback
+    are in the bot's stderr, which its owner reads (:mod:`tacocat.protocol.logs`).
     """
     made = message.startswith(_MADE)
     text = message[len(_MADE):] if made else message
     if text.startswith("the bot answered "):
         return "the bot's answer is not card ranks"
-    name = text.partition(":")[0].strip()
-    said = name if name in _BUILTIN_EXCEPTIONS else "an exception of the bot's own class"
-    return ("making the bot raised " if made else "") + said
+    return _MADE + RAISED if made else "the bot raised " + RAISED
 
 
 def clean_text(text: str, limit: int = DETAIL_LIMIT) -> str:

@@ -31,7 +31,7 @@ from tacocat.protocol.logs import BotLog
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import HostError
-from ._feed import Failure, clean_text
+from ._feed import OVERSIZED, Failure, clean_text
 
 _READ = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 _CHUNK = 1 << 16
@@ -134,9 +134,10 @@ class HostProcess:
             raise HostError(f"bot {self.bot!r} did not start with a Hello")
         if hello.hello.protocol != PROTOCOL_VERSION:
             self.kill()
-            raise HostError(f"bot {self.bot!r}'s host speaks protocol {hello.hello.protocol}, "
-                            f"this referee protocol {PROTOCOL_VERSION}: run both from the "
-                            "same tacocat-arena release")
+            raise HostError(f"bot {self.bot!r}'s host speaks another protocol than this "
+                            f"referee's {PROTOCOL_VERSION}: run both from the same "
+                            "tacocat-arena release",
+                            f"its Hello names protocol {hello.hello.protocol}")
         self.name = hello.hello.bot_name
         return self.name
 
@@ -227,8 +228,8 @@ class HostProcess:
         while True:
             try:
                 data = self._frames.next()
-            except ProtocolError as exc:
-                self._broken = Failure(Fault.PROTOCOL, str(exc))
+            except ProtocolError as exc:  # it quotes the frame's length, which the bot chose
+                self._broken = Failure(Fault.PROTOCOL, OVERSIZED, str(exc))
                 return self._broken
             if data is not None:
                 return data
@@ -244,8 +245,8 @@ class HostProcess:
                         self._drain(ready)
                     continue
                 if self._frames.partial:
-                    self._broken = Failure(Fault.PROTOCOL, "truncated frame: only "
-                                           f"{self._frames.describe_partial()} by the deadline")
+                    self._broken = Failure(Fault.PROTOCOL, "a truncated frame by the deadline",
+                                           self._frames.describe_partial())
                     return self._broken
                 return Failure(Fault.TIMEOUT, "no answer by the deadline")
             for ready, _ in self._poll_read.poll(remaining * 1000):
@@ -283,8 +284,8 @@ class HostProcess:
         proc = self._proc
         assert proc is not None
         if self._frames.partial:
-            self._broken = Failure(Fault.PROTOCOL, "output ended inside a frame ("
-                                   f"{self._frames.describe_partial()})")
+            self._broken = Failure(Fault.PROTOCOL, "output ended inside a frame",
+                                   self._frames.describe_partial())
             return self._broken
         try:
             code: int | None = proc.wait(0.5)
@@ -297,13 +298,15 @@ class HostProcess:
                 self._drain(proc.stderr.fileno())
                 if len(self._stderr) == before:
                     break
+        # The code and the signal are the bot's choice (it may kill itself with any), so
+        # the record says only which way it ended; its owner's log has the number.
         if code is None:
-            what = "closed its output"
+            what, said = "closed its output", ""
         elif code < 0:
-            what = f"killed by {_signal_name(-code)}"
+            what, said = "its process was killed", f"killed by {_signal_name(-code)}"
         else:
-            what = f"exited with code {code}"
-        self._broken = Failure(Fault.CRASH, what)
+            what, said = "its process exited", f"exited with code {code}"
+        self._broken = Failure(Fault.CRASH, what, said)
         return self._broken
 
 

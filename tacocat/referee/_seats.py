@@ -33,7 +33,7 @@ from tacocat.protocol import MAX_CLIENT_MESSAGE
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import HostError
-from ._feed import Answer, Failure, SeatFeed
+from ._feed import OVERSIZED, UNDECODABLE, Answer, Failure, SeatFeed
 from ._host import HostProcess
 
 BACKGROUND_ALLOWANCE = 0.001
@@ -318,13 +318,12 @@ class ProcessSeat:
 
     def _read_frame(self, data: bytes, got: dict[int, Answer]) -> None:
         if len(data) > MAX_CLIENT_MESSAGE:
-            self._break(Failure(Fault.PROTOCOL, f"a frame of {len(data)} bytes exceeds the "
-                                                f"{MAX_CLIENT_MESSAGE}-byte limit"))
+            self._break(Failure(Fault.PROTOCOL, OVERSIZED, f"a frame of {len(data)} bytes"))
             return
         try:
             frame = pb.ClientFrame.FromString(data)
         except DecodeError:
-            self._break(Failure(Fault.PROTOCOL, f"undecodable frame ({len(data)} bytes)"))
+            self._break(Failure(Fault.PROTOCOL, UNDECODABLE, f"{len(data)} bytes"))
             return
         timer = self.on_decision
         for msg in frame.messages:
@@ -339,8 +338,9 @@ class ProcessSeat:
                 think = msg.action.think_us if kind == "action" else msg.failure.think_us
                 # As the host measured it: within the limit, or the feed refused it above.
                 self._frame_think += think / 1e6
-                if timer is not None:
-                    timer(think / 1e6)
+                if timer is not None:  # metrics: never longer than the referee waited, so
+                    # a forged report puts no number of the bot's choosing into them
+                    timer(min(think / 1e6, time.monotonic() - self._sent_at))
 
     def _start_process(self) -> bool:
         started = time.perf_counter()
@@ -359,8 +359,9 @@ class ProcessSeat:
         if self.broken is None:
             self.broken = failure
             if self.host.log is not None:  # the owner reads why the process was lost
-                self.host.log.note(f"{failure.fault.value}: {failure.detail}; every game in "
-                                   "flight forfeits")
+                said = f" ({failure.said})" if failure.said else ""
+                self.host.log.note(f"{failure.fault.value}: {failure.detail}{said}; every game "
+                                   "in flight forfeits")
 
     # -- after a fault ----------------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 Part of the bot sandbox (:mod:`tacocat.worker.sandbox` has the threat model). Everything of
 the host a bot can read is bound here, read-only: the system under ``/usr`` (and the ``/lib``,
 ``/bin`` links), ``/etc/ld.so.cache`` and ``/etc/localtime``, the Python installation(s) and
-the ``tacocat`` package at their host paths, and its own directory at :data:`BOT_DIR`; besides
-them only a fresh ``/proc``, a minimal ``/dev`` and a private tmpfs at :data:`SANDBOX_TMP`.
+the ``tacocat`` package at their host paths; its own directory is a read-only copy at
+:data:`BOT_DIR` (a bind would name the host's match folder in ``/proc/self/mountinfo``);
+besides them only a fresh ``/proc``, a ``/dev`` of :data:`DEVICES` (no ptys: they are a
+host-wide allowance) and a private tmpfs at :data:`SANDBOX_TMP`.
 The parents of a bound path exist as otherwise empty directories (``/root`` and
 ``/root/.pyenv`` when the interpreter is a pyenv build): nothing else of them is there. The
 environment is rebuilt from nothing, so no secret of the worker's reaches the bot.
@@ -12,11 +14,15 @@ environment is rebuilt from nothing, so no secret of the worker's reaches the bo
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import stat
 import sys
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 import tacocat
 
@@ -43,8 +49,35 @@ def _clean_env(python: str, extra: dict[str, str] | None = None) -> dict[str, st
     return env
 
 
-def _mount_args(policy: SandboxPolicy, bot: Path) -> list[str]:
-    """Read-only system and Python, private /tmp, the bot at /bot, /proc, minimal /dev."""
+@dataclass
+class Mounts:
+    """The bwrap arguments of what the bot sees, and the descriptors they read.
+
+    ``fds`` hold the bot's files and the ``/proc/1/cmdline`` stand-in, which bwrap copies
+    into the sandbox at each start: pass them to the process (``pass_fds``), rewind them
+    before each start (:func:`rewinding`; the referee restarts crashed bots with the same
+    command), and close them with the command.
+    """
+
+    args: list[str]
+    fds: list[int] = field(default_factory=list)
+
+    def close(self) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
+
+
+MAX_BOT_FILES: Final = 1000
+"""Most files a bot directory may hold (an upload holds at most 200)."""
+DEVICES: Final = ("null", "zero", "full", "random", "urandom")
+"""The host's device nodes a bot gets in its ``/dev``: no tty, no pty, nothing else."""
+
+
+def _mount_args(policy: SandboxPolicy, bot: Path) -> Mounts:
+    """Read-only system and Python, private /tmp, a copy of the bot at /bot, /proc, a /dev
+    of a few devices."""
     args = ["--perms", "1777", "--size", str(policy.tmp_size), "--tmpfs", SANDBOX_TMP,
             "--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -67,35 +100,109 @@ def _mount_args(policy: SandboxPolicy, bot: Path) -> list[str]:
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", path, path]
-    args += ["--ro-bind", str(bot), BOT_DIR, "--proc", "/proc", "--dev", "/dev",
-             "--remount-ro", "/dev", "--remount-ro", "/"]
-    # PID 1 of the bot's namespace is bwrap's reaper, whose command line is this whole
-    # list (host paths, the interpreter): the bot reads an innocuous one instead.
-    init = _init_cmdline()
-    args += ["--ro-bind", init, "/proc/1/cmdline", "--ro-bind", init, "/proc/1/task/1/cmdline"]
-    return args
+    mounts = Mounts(args)
+    try:
+        _copy_bot(mounts, bot, policy.open_files)
+        args += ["--proc", "/proc", *_dev_args(), "--remount-ro", "/"]
+        # PID 1 of the bot's namespace is bwrap's reaper, whose command line is this whole
+        # list (host paths, the interpreter): the bot reads an innocuous one instead, from a
+        # copy (a bind of a host file would name that file in /proc/self/mountinfo).
+        for target in ("/proc/1/cmdline", "/proc/1/task/1/cmdline"):
+            fd = _data_fd(INIT_CMDLINE, mounts, policy.open_files)
+            args += ["--perms", "0444", "--ro-bind-data", str(fd), target]
+    except BaseException:
+        mounts.close()
+        raise
+    return mounts
+
+
+def _dev_args() -> list[str]:
+    """A ``/dev`` of :data:`DEVICES` and the ``fd`` links, read-only.
+
+    Not bwrap's ``--dev``: that one mounts a devpts instance, and every pty opened there
+    counts against the kernel's one allowance for the whole host (``kernel.pty.max``), which
+    bots exhausted for every container on the machine. No tty either (a bot has no
+    terminal) and no writable ``/dev/shm`` (a memory hole outside the tmpfs cap).
+    """
+    args = ["--perms", "0755", "--tmpfs", "/dev"]
+    for name in DEVICES:
+        args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    args += ["--symlink", "/proc/self/fd", "/dev/fd"]
+    for number, name in enumerate(("stdin", "stdout", "stderr")):
+        args += ["--symlink", f"/proc/self/fd/{number}", f"/dev/{name}"]
+    return [*args, "--perms", "0755", "--dir", "/dev/shm", "--remount-ro", "/dev"]
+
+
+def _copy_bot(mounts: Mounts, bot: Path, low: int) -> None:
+    """Copy the bot's directory into a tmpfs at :data:`BOT_DIR`, read-only.
+
+    A copy, not a bind: a bind's source path is in ``/proc/self/mountinfo`` (the match
+    folder, named after the worker's pid, under the host's temporary directory), and a bot
+    must learn nothing of the host from its mounts. Links and special files are left out
+    (an unpacked upload has none).
+    """
+    mounts.args += ["--perms", "0755", "--tmpfs", BOT_DIR]
+    count = 0
+    for folder, dirs, files in os.walk(bot):
+        dirs.sort()
+        relative = os.path.relpath(folder, bot)
+        inside = BOT_DIR if relative == "." else f"{BOT_DIR}/{relative}"
+        if inside != BOT_DIR:
+            mounts.args += ["--perms", "0755", "--dir", inside]
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                # O_NONBLOCK: a FIFO would block the open; it is skipped below like a link.
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:  # a link (O_NOFOLLOW), or gone: not the bot's file
+                continue
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                count += 1
+                if count > MAX_BOT_FILES:
+                    raise ValueError(f"bot directory {str(bot)!r} holds more than "
+                                     f"{MAX_BOT_FILES} files")
+                mode = "0555" if info.st_mode & 0o111 else "0444"
+                mounts.args += ["--perms", mode, "--file", str(_high(fd, low, mounts)),
+                                f"{inside}/{name}"]
+            finally:
+                os.close(fd)
+    mounts.args += ["--remount-ro", BOT_DIR]
+
+
+def _data_fd(data: bytes, mounts: Mounts, low: int) -> int:
+    """A memfd holding ``data`` for a ``--ro-bind-data`` (kept in ``mounts``)."""
+    fd = os.memfd_create("tacocat-sandbox-data", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+        return _high(fd, low, mounts)
+    finally:
+        os.close(fd)
+
+
+def _high(fd: int, low: int, mounts: Mounts) -> int:
+    """A copy of ``fd`` numbered at least ``low`` (kept in ``mounts``): the bot's rlimit
+    on open files applies to bwrap already, which needs the numbers below it for itself."""
+    copy = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
+    mounts.fds.append(copy)
+    return copy
+
+
+def rewinding(fds: Sequence[int], preexec: Callable[[], None]) -> Callable[[], None]:
+    """``preexec`` after rewinding ``fds`` to their start, so each start of the same command
+    copies whole files (bwrap reads them from where the last start left off)."""
+    def rewind_then_preexec() -> None:
+        for fd in fds:
+            os.lseek(fd, 0, os.SEEK_SET)
+        preexec()
+
+    return rewind_then_preexec
 
 
 INIT_CMDLINE = b"init\0"
 """What ``/proc/1/cmdline`` shows a bot."""
-
-
-def _init_cmdline() -> str:
-    """A host file holding :data:`INIT_CMDLINE`, made once (root: under /run)."""
-    for folder in (Path("/run/tacocat-sandbox"), Path(tempfile.gettempdir()) / "tacocat-sandbox"):
-        path = folder / "init-cmdline"
-        try:
-            if not path.is_file() or path.read_bytes() != INIT_CMDLINE:
-                folder.mkdir(mode=0o755, exist_ok=True)
-                fresh = folder / f".init-cmdline-{os.getpid()}"
-                fresh.write_bytes(INIT_CMDLINE)
-                fresh.chmod(0o444)
-                fresh.replace(path)  # atomic: concurrent workers never see half a file
-            return str(path)
-        except OSError:
-            continue
-    raise SandboxUnavailableError("cannot write the bot's /proc/1/cmdline stand-in under "
-                                  "/run or the temporary directory")
 
 
 _SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

@@ -53,6 +53,12 @@ _DENIED: dict[str, int] = {
     # them there too): no moving to the other worker's core, no real-time class.
     "sched_setaffinity": _EPERM, "sched_setscheduler": _EPERM, "sched_setparam": _EPERM,
     "sched_setattr": _EPERM,
+    # Kernel objects counted per uid or per host rather than per bot (docs/SECURITY.md,
+    # "Host-wide kernel resources"): a bot that runs as the worker's own uid (no root) would
+    # spend the worker's allowance. No bot needs them; SysV IPC and message queues would
+    # be in the bot's own IPC namespace, but out of reach is simpler to prove.
+    "inotify_init": _EPERM, "inotify_init1": _EPERM, "fanotify_init": _EPERM,
+    "mq_open": _EPERM, "msgget": _EPERM, "semget": _EPERM, "shmget": _EPERM,
 }
 
 
@@ -76,7 +82,9 @@ ABIS: dict[str, _Abi] = {
         "delete_module": 176, "open_by_handle_at": 304, "name_to_handle_at": 303,
         "lookup_dcookie": 212, "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163,
         "quotactl": 179, "syslog": 103, "sched_setaffinity": 203, "sched_setscheduler": 144,
-        "sched_setparam": 142, "sched_setattr": 314,
+        "sched_setparam": 142, "sched_setattr": 314, "inotify_init": 253,
+        "inotify_init1": 294, "fanotify_init": 300, "mq_open": 240, "msgget": 68,
+        "semget": 64, "shmget": 29,
     }),
     "aarch64": _Abi(0xC00000B7, False, {
         "socket": 198, "socketpair": 199, "clone": 220, "ptrace": 117,
@@ -91,6 +99,8 @@ ABIS: dict[str, _Abi] = {
         "name_to_handle_at": 264, "lookup_dcookie": 18, "swapon": 224, "swapoff": 225,
         "reboot": 142, "acct": 89, "quotactl": 60, "syslog": 116, "sched_setaffinity": 122,
         "sched_setscheduler": 119, "sched_setparam": 118, "sched_setattr": 274,
+        "inotify_init1": 26, "fanotify_init": 262, "mq_open": 180, "msgget": 186,
+        "semget": 190, "shmget": 194,  # no inotify_init: aarch64 has only inotify_init1
     }),
 }
 ABIS["amd64"] = ABIS["x86_64"]
@@ -155,6 +165,8 @@ def seccomp_program(machine: str | None = None) -> bytes:
         if abi.x32:
             asm.jump(_JGE, _X32_SYSCALL_BIT, f"{name}.deny")
         for syscall, errno_ in _DENIED.items():
+            if syscall not in nr:
+                continue
             asm.jump(_JEQ, nr[syscall], None, f"{name}.not.{syscall}")
             asm.ret(_RET_ERRNO | errno_)
             asm.label(f"{name}.not.{syscall}")

@@ -38,29 +38,31 @@ The layers, outermost first, and why each is there:
    bot's alone). Either bound suffices; both apply where both are available. Both also give
    :meth:`SandboxedCommand.kill` an exact list of everything the bot started.
 4. **bubblewrap namespaces**: new mount, PID, network, IPC, UTS and cgroup namespaces (what
-   ``--unshare-all`` does, spelled out, since as root the user namespace is left out, see
-   2). The network namespace has only a down loopback: no network at all, DNS included. The
-   mount namespace contains only read-only binds of the system (``/usr`` and its ``/lib``
-   links), the Python installation(s) and the ``tacocat`` package, the bot's own directory at
-   ``/bot`` (read-only), a fresh ``/proc`` and a minimal ``/dev``, and one size-capped tmpfs at
-   ``/tmp`` (also ``HOME``); the root and ``/dev`` are remounted read-only so nothing else can
-   be written (an unbounded tmpfs would be a memory hole). Its own PID namespace means it
-   cannot name, signal or ptrace anything outside, and killing the namespace's init (bwrap's
-   reaper) kills everything inside. ``--cap-drop ALL``, ``--new-session`` (no TIOCSTI into a
-   terminal), ``--die-with-parent``, ``--clearenv`` with only ``PATH``, ``HOME``, ``TMPDIR``,
-   ``LANG`` and ``PYTHON*`` set.
+   ``--unshare-all`` does, spelled out, since as root the user namespace is left out, see 2).
+   The network namespace has only a down loopback: no network at all, DNS included. The mount
+   namespace contains only read-only binds of the system (``/usr`` and its ``/lib`` links), the
+   Python installation(s) and the ``tacocat`` package, the bot's own directory at ``/bot`` (a
+   read-only copy: a bind would name the host's match folder in ``/proc/self/mountinfo``), a
+   fresh ``/proc`` and a ``/dev`` of five devices (no ptys: they are a host-wide allowance;
+   docs/SECURITY.md has every such resource), and one size-capped tmpfs at ``/tmp`` (also
+   ``HOME``); the root and ``/dev`` are remounted read-only so nothing else can be written (an
+   unbounded tmpfs would be a memory hole). Its own PID namespace means it cannot name, signal
+   or ptrace anything outside, and killing the namespace's init (bwrap's reaper) kills
+   everything inside. ``--cap-drop ALL``, ``--new-session`` (no TIOCSTI into a terminal),
+   ``--die-with-parent``, ``--clearenv`` with only ``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` and
+   ``PYTHON*`` set.
 5. **seccomp** (a BPF program built here with the standard library, handed to bwrap with
-   ``--seccomp FD``, applied just before the ``execve`` of the command, with
-   no-new-privileges): ``socket``/``socketpair`` refused except ``AF_UNIX`` (asyncio needs a
-   socketpair; unix sockets reach nothing outside the namespaces); no ``ptrace``,
-   ``process_vm_*``; no new namespaces (``unshare``, ``setns``, namespace flags to ``clone``;
-   ``clone3`` answers ``ENOSYS`` so libc falls back to ``clone``, whose flags a filter can
-   inspect); no ``io_uring`` (it can open sockets behind seccomp's back), ``bpf``,
-   ``perf_event_open``, ``userfaultfd``, keyrings, mounts, modules, kexec,
-   ``open_by_handle_at``. Syscalls of other ABIs (i386 ``int 0x80`` on x86-64, 32-bit arm)
-   kill the process; x32 numbers are refused. Namespaces, uids and capabilities already
-   forbid most of this: seccomp shrinks the kernel surface a hostile bot can poke at if one
-   of them has a hole.
+   ``--seccomp FD``, applied just before the ``execve`` of the command, with no-new-privileges):
+   ``socket``/``socketpair`` refused except ``AF_UNIX`` (asyncio needs a socketpair; unix
+   sockets reach nothing outside the namespaces); no ``ptrace``, ``process_vm_*``; no new
+   namespaces (``unshare``, ``setns``, namespace flags to ``clone``; ``clone3`` answers
+   ``ENOSYS`` so libc falls back to ``clone``, whose flags a filter can inspect); no
+   ``io_uring`` (it can open sockets behind seccomp's back), ``bpf``, ``perf_event_open``,
+   ``userfaultfd``, keyrings, inotify, fanotify, message queues, SysV IPC, mounts, modules,
+   kexec, ``open_by_handle_at``. Syscalls of other ABIs (i386 ``int 0x80`` on x86-64, 32-bit
+   arm) kill the process; x32 numbers are refused. Namespaces, uids and capabilities already
+   forbid most of this: seccomp shrinks the kernel surface a hostile bot can poke at if one of
+   them has a hole.
 6. **Parent death**: ``PR_SET_PDEATHSIG`` (SIGKILL) on the bwrap process (set in
    ``preexec_fn``, last, since a credential change would clear it) and bwrap's own
    ``--die-with-parent`` for the bot: a worker killed with SIGKILL takes its bots with it.
@@ -113,7 +115,16 @@ from pathlib import Path
 from ._cgroups import cgroup_mode, make_cgroups, pids_base, tree_bases
 from ._command import SandboxedCommand
 from ._confine import _SlotLease
-from ._mounts import BOT_DIR, SANDBOX_TMP, _check_argv, _clean_env, _mount_args, _pythonpath
+from ._mounts import (
+    BOT_DIR,
+    SANDBOX_TMP,
+    Mounts,
+    _check_argv,
+    _clean_env,
+    _mount_args,
+    _pythonpath,
+    rewinding,
+)
 from ._policy import SandboxPolicy
 from ._preexec import _make_preexec
 from ._seccomp import ABIS as _ABIS
@@ -208,6 +219,7 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
     cgroup: Path | None = None
     tree: tuple[Path, ...] = ()
     lease: _SlotLease | None = None
+    mounts: Mounts | None = None
     try:
         os.write(seccomp, seccomp_program())
         fcntl.fcntl(seccomp, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
@@ -229,13 +241,16 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         args += ["--clearenv"]
         for key, value in env.items():
             args += ["--setenv", key, value]
-        args += _mount_args(policy, bot)
+        mounts = _mount_args(policy, bot)
+        args += mounts.args
         args += ["--chdir", BOT_DIR, "--seccomp", str(seccomp), "--"]
         if lease is not None:
             args += _drop_to(lease.uid, argv[0])
         args += argv
     except BaseException:
         os.close(seccomp)
+        if mounts is not None:
+            mounts.close()
         for made in dict.fromkeys((*tree, cgroup)):
             if made is not None:
                 made.rmdir()
@@ -244,11 +259,10 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         raise
     return SandboxedCommand(
         argv=args, env=env, cwd="/",
-        preexec_fn=_make_preexec(policy, cgroups=tuple(dict.fromkeys(
-                                     ((cgroup,) if cgroup else ()) + tree)),
-                                 nproc=policy.max_processes if lease else None,
-                                 seccomp_fd=seccomp),
-        pass_fds=(seccomp,), sandboxed=True, cgroup=cgroup, tree=tree,
+        preexec_fn=rewinding(mounts.fds, _make_preexec(
+            policy, cgroups=tuple(dict.fromkeys(((cgroup,) if cgroup else ()) + tree)),
+            nproc=policy.max_processes if lease else None, seccomp_fd=seccomp)),
+        pass_fds=(seccomp, *mounts.fds), sandboxed=True, cgroup=cgroup, tree=tree,
         uid=lease.uid if lease else None, _lease=lease)
 
 

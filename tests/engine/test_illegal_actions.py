@@ -349,3 +349,44 @@ def test_refused_actions_leave_a_playable_state() -> None:
     state.apply(0, (9,))
     assert len(state.rounds) == 1
     assert state.rounds[0].showdown == (1, 10) and state.rounds[0].winner == 0
+
+
+# ---------------------------------------------------------------- what a reason may quote
+
+
+def covert_cards(text: bytes) -> tuple[int, ...]:
+    """What a hostile bot sends to publish ``text``: its bytes packed into int32 "cards"."""
+    padded = text + b"\0" * (-len(text) % 4)
+    return tuple(int.from_bytes(padded[i:i + 4], "little", signed=True)
+                 for i in range(0, len(padded), 4))
+
+
+@pytest.mark.parametrize(("action", "said"), [
+    pytest.param(covert_cards(b"/tmp/tacocat-match-4242-x/a uid=1600000001"),
+                 "more cards than hand [1, 3, 4, 5, 6, 9, 12] holds", id="64-int32-payload"),
+    pytest.param(covert_cards(b"boot-id!"), "cards that are not ranks of the deck are not "
+                 "in hand [1, 3, 4, 5, 6, 9, 12]", id="few-int32s"),
+    pytest.param((2, 7, 2_000_000_000), "cards that are not ranks of the deck", id="one-big"),
+    pytest.param((-1,), "cards that are not ranks of the deck", id="negative"),
+    pytest.param((1.5, "x"), "cards that are not ranks of the deck", id="not-ints"),
+    pytest.param((True,), "cards that are not ranks of the deck", id="bool"),
+])
+def test_a_reason_quotes_no_value_a_bot_chose_beyond_a_hand(action: tuple[Any, ...],
+                                                            said: str) -> None:
+    # The reason goes into public records: an action that could not be a hand (values that
+    # are no ranks of the deck, more cards than the hand) is described, never quoted, so a
+    # bot cannot publish bytes through it (issue 30: 793 characters out of 64 int32s).
+    with pytest.raises(IllegalActionError) as info:
+        replacing().apply(0, action)
+    reason = info.value.reason
+    assert said in reason, reason
+    for value in action:
+        if value not in HAND0:
+            assert str(value) not in reason.replace(str(list(HAND0)), ""), reason
+
+
+def test_a_reason_quotes_cards_that_could_be_a_hand() -> None:
+    # Ranks of the deck, at most a hand's count: what the rules allow, quoted to explain.
+    with pytest.raises(IllegalActionError) as info:
+        replacing().apply(0, (2, 7, 7))
+    assert info.value.reason == "cards [2, 7, 7] are not all in hand [1, 3, 4, 5, 6, 9, 12]"

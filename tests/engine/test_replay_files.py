@@ -198,7 +198,7 @@ TAMPERS: dict[str, tuple[Callable[[list[GameRecord]], tuple[GameRecord, int]], s
     "sacrifice_not_lowest": (sacrifice_not_lowest, "lowest"),
     "flipped_showdown_winner": (flipped_showdown_winner, "won by"),
     "swapped_attacker": (swapped_attacker, "attack"),
-    "duel_card_not_held": (duel_card_not_held, "not all in hand"),
+    "duel_card_not_held": (duel_card_not_held, "not in hand"),
     "changed_showdown_cards": (changed_showdown_cards, "showdown"),
 }
 

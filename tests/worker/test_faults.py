@@ -141,9 +141,9 @@ SMOKE_REASONS = {
     # A smoke test plays its two games at once: two decisions, 2 x 0.5 s for the batch.
     "loop": ("timeout", "no answer to 2 decisions within 1 s"),
     "sleep": ("timeout", "no answer to 2 decisions within 1 s"),
-    "hog": ("crash", "MemoryError"),
-    "garbage": ("protocol", "exceeds"),
-    "exit": ("crash", "exited with code 9"),
+    "hog": ("crash", "the bot raised an exception"),  # MemoryError: in its owner's log
+    "garbage": ("protocol", "a message over the"),
+    "exit": ("crash", "its process exited"),
 }
 MATCH_FAULTS = {"loop": Fault.TIMEOUT, "sleep": Fault.TIMEOUT, "hog": Fault.CRASH,
                 "garbage": Fault.PROTOCOL, "exit": Fault.CRASH}
@@ -197,7 +197,8 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
     details = [r.result.detail for m in arena.list_matches("main", count=100)
                if good in (m.a, m.b) for r in arena.match_replays(m.id)]
     assert any("gave up after 2 faults in a row" in d for d in details)
-    assert any("MemoryError" in d for d in details)
+    assert any("the bot raised an exception" in d for d in details)
+    assert not any("MemoryError" in d for d in details)  # its class: its owner's log only
     good_standing = board.standing(good)
     assert good_standing is not None and good_standing.wins == 8 * len(HOSTILE)
     # The worker processes that played all this are the ones that started.

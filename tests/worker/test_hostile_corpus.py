@@ -55,7 +55,7 @@ CORPUS: dict[str, tuple[Fault, str]] = {
     "stdout_flood": (Fault.TIMEOUT, "no answer to "),
     "frame_flood": (Fault.PROTOCOL, "exceeds"),
     "garbage_frames": (Fault.PROTOCOL, "exceeds"),
-    "truncated_frame": (Fault.PROTOCOL, "truncated frame: only 10 of 64 bytes"),
+    "truncated_frame": (Fault.PROTOCOL, "a truncated frame by the deadline"),
     "network": (Fault.CRASH, "blocked: tcp PermissionError"),
     "write_outside_tmp": (Fault.CRASH, "blocked: /bot/planted.py"),
     "read_files": (Fault.CRASH, "blocked: "),
@@ -63,7 +63,13 @@ CORPUS: dict[str, tuple[Fault, str]] = {
     "ptrace_parent": (Fault.CRASH, "blocked: ptrace"),
     "kill_others": (Fault.CRASH, "blocked: "),
     "affinity_escape": (Fault.CRASH, "blocked: sched_setaffinity PermissionError"),
+    "host_wide": (Fault.CRASH, "blocked: openpty after 0: FileNotFoundError"),
+    "covert_cards": (Fault.ILLEGAL_ACTION, "more cards than hand"),
+    "covert_exit": (Fault.CRASH, "its process exited"),
 }
+# bot file -> what must never be in its match's public record (besides its own words); a
+# covert_cards bot logs the "cards" it packed what it read into as "payload: 1,2,...".
+NEVER_PUBLIC: dict[str, list[str]] = {"covert_exit": ["173"]}
 SLOT_UIDS = range(SandboxPolicy.uid_base, SandboxPolicy.uid_base + SandboxPolicy.uid_slots)
 
 
@@ -206,6 +212,14 @@ def test_the_hostile_corpus_is_contained_by_the_real_worker_path(
             problems.append(f"{name} escaped: {details} {said[-2000:]}")
         if any("blocked" in d for d in details):
             problems.append(f"{name}: the bot's words are in the public record: {details}")
+        payload = [line.removeprefix("payload: ") for line in said.splitlines()
+                   if line.startswith("payload: ")]
+        chosen = NEVER_PUBLIC.get(name, []) + [v for p in payload[:1] for v in p.split(",")]
+        if name == "covert_cards" and not chosen:
+            problems.append(f"{name}: no payload in its log: {said[-2000:]}")
+        public = " ".join(details)
+        if any(value in public for value in chosen if len(value) > 2):
+            problems.append(f"{name}: what the bot chose is in the public record: {details}")
         for game in match.result.games:
             if (game.reason, game.offender, game.fault) != (Reason.FORFEIT, side, fault):
                 problems.append(f"{name}: expected a {fault.value} forfeit, got {game}")

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from tacocat.arena import Arena, MatchLog, PermissionDenied, Unauthenticated
-from tacocat.protocol.logs import split_games
+from tacocat.protocol.logs import shown_as_text, split_games
 
 from .._auth import token_from_metadata
 from ._html import Html, join, tag
@@ -73,14 +73,15 @@ def logs_panel(logs: Sequence[MatchLog], game: int | None) -> Html:
         if not log.stored:
             blocks.append(tag("p", f"{title}: no log was kept of this match.", class_="empty"))
             continue
-        parts = split_games(log.text)
-        shown = log.text if game is None else parts.get(game, "")
+        text = shown_as_text(log.text)  # a bot's escape sequences, shown, not obeyed
+        parts = split_games(text)
+        shown = text if game is None else parts.get(game, "")
         what = "everything" if game is None else f"game {game + 1}"
         body: Html = (tag("pre", shown, class_="bot-log", data_side=log.side)
                       if shown.strip() else
                       tag("p", f"Nothing written in {what}.", class_="empty"))
         whole = tag("details", tag("summary", "The whole log of the match"),
-                    tag("pre", log.text or "(empty)", class_="bot-log"))
+                    tag("pre", text or "(empty)", class_="bot-log"))
         blocks.append(join([tag("h3", f"{title}: {what}"), body,
                             whole if game is not None else ""]))
     return tag("section", tag("h2", "Your bot's logs", id="logs-title"),
