@@ -52,6 +52,7 @@ from ._arena_types import (
     Leaderboard,
     LeaderboardUpdate,
     Match,
+    MatchList,
     MatchStatus,
     NewToken,
     ServerInfo,
@@ -414,16 +415,27 @@ class ArenaClient(TrialCalls):
     # -- matches --------------------------------------------------------------------------
 
     def matches(self, ladder: str, *, status: MatchStatus | None = None, start: int = 0,
-                count: int = 100) -> list[Match]:
-        """The ladder's matches in creation order (``status``: only those)."""
+                count: int = 100, newest_first: bool = False) -> list[Match]:
+        """The ladder's matches in creation order (``status``: only those; ``newest_first``:
+        from the newest back). One page: the server returns at most
+        ``match_list(...).max_count`` (1000); :meth:`match_list` says how many there are."""
+        return self.match_list(ladder, status=status, start=start, count=count,
+                               newest_first=newest_first).matches
+
+    def match_list(self, ladder: str, *, status: MatchStatus | None = None, start: int = 0,
+                   count: int = 100, newest_first: bool = False) -> MatchList:
+        """:meth:`matches` with the total the filter selects and the server's page cap."""
         wanted = {MatchStatus.SCHEDULED: apb.MATCH_STATUS_SCHEDULED,
                   MatchStatus.RECORDED: apb.MATCH_STATUS_RECORDED,
                   MatchStatus.CANCELLED: apb.MATCH_STATUS_CANCELLED}
         request = apb.ListMatchesRequest(
-            ladder=ladder, start=start, count=count,
+            ladder=ladder, start=start, count=count, newest_first=newest_first,
             status=wanted[status] if status is not None else apb.MATCH_STATUS_UNSPECIFIED)
         reply = self._call(self._stub.ListMatches, request)
-        return [Match.from_pb(m) for m in reply.matches]
+        found = [Match.from_pb(m) for m in reply.matches]
+        # A server older than the total field says 0: the page is all it knows of.
+        return MatchList(found, start, max(reply.total, start + len(found)),
+                         reply.max_count or len(found))
 
     def match(self, match_id: str) -> Match:
         return Match.from_pb(self._call(self._stub.GetMatch, apb.GetMatchRequest(id=match_id)))

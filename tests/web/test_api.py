@@ -116,6 +116,21 @@ def test_ladder_json_is_the_arenas_standings(ladder: Ladder, redis_url: str) -> 
     run(ladder, redis_url, check)
 
 
+def test_the_matches_list_says_how_many_there_are_and_its_cap(ladder: Ladder,
+                                                               redis_url: str) -> None:
+    recorded = len(ladder.recorded())
+    newest = [e.match for e in ladder.arena.recent_matches("main", 2)]
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        data = await get_json(client, "/api/ladders/main/matches?count=2")
+        assert [m["match"] for m in data["matches"]] == newest  # the latest, newest first
+        assert data["total"] == recorded > 2 and data["max_count"] == 1000
+        asked_too_many = await get_json(client, "/api/ladders/main/matches?count=5000")
+        assert len(asked_too_many["matches"]) == recorded == asked_too_many["total"]
+
+    run(ladder, redis_url, check)
+
+
 def test_crosstable_has_every_pair_from_both_sides(ladder: Ladder, redis_url: str) -> None:
     board = ladder.arena.leaderboard("main")
 
