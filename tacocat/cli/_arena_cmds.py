@@ -38,7 +38,7 @@ from tacocat.sdk.arena import (
 
 from ._logs_cmds import add_arguments as add_log_arguments
 from ._logs_cmds import show_logs
-from ._output import plural, table
+from ._output import SayReconnecting, plural, table
 
 if TYPE_CHECKING:
     Sub = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -396,7 +396,8 @@ per-game estimate, updated after each game, shown to follow changes as they happ
 can rank bots differently until enough games are in.
 
 Retired versions (a newer version of the bot plays) are left out; --retired shows them,
-marked *. With --watch, redraw on every change until Ctrl-C.
+marked *. With --watch, redraw on every change until Ctrl-C; if the server restarts, it
+says so on stderr and reconnects by itself (retrying every 0.5 s, growing to every 15 s).
 
 examples:
   tacocat leaderboard main
@@ -421,7 +422,8 @@ def _leaderboard(args: argparse.Namespace, client: ArenaClient) -> int:
             print(leaderboard_text(board, pairs=args.pairs, retired=args.retired))
         return 0
     tty = sys.stdout.isatty() and not args.json
-    for update in client.watch(args.ladder):
+    for update in client.watch(args.ladder, reconnect=SayReconnecting("tacocat leaderboard",
+                                                                      client.address)):
         if args.json:
             print(json.dumps({"event": update.event,
                               "leaderboard": dataclasses.asdict(update.leaderboard),

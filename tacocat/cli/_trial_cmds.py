@@ -18,7 +18,7 @@ from tacocat.engine.stats import StatsError
 from tacocat.sdk.arena import AlreadyExistsError, ArenaClient, Trial, TrialStatus
 
 from ._arena_cmds import command, when
-from ._output import table
+from ._output import SayReconnecting, table
 
 if TYPE_CHECKING:
     from ._arena_cmds import Sub
@@ -140,7 +140,8 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
     last = ""
     trial: Trial | None = None
     try:
-        for trial in client.watch_trial(trial_id):
+        for trial in client.watch_trial(trial_id, reconnect=SayReconnecting(
+                "tacocat test", client.address)):
             if trial.status is TrialStatus.WAITING:
                 line = f"waiting for the smoke game of {trial.candidate}"
             elif trial.status is TrialStatus.RUNNING and not trial.games:

@@ -61,6 +61,7 @@ from ._arena_types import (
     UserInfo,
 )
 from ._errors import SdkError
+from ._follow import Reconnecting, reconnecting
 from ._logs_types import MatchLogs
 from ._tls import Tls, TlsOption, connect_hint, resolve_tls
 from ._trial_calls import TrialCalls
@@ -76,6 +77,10 @@ SERVER_ENV: Final = "TACOCAT_ADDRESS"
 CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     ("grpc.max_send_message_length", MAX_ARENA_REQUEST),
     ("grpc.max_receive_message_length", MAX_ARENA_RESPONSE),
+    # A follower waiting for a restarted server retries every few seconds (tacocat.sdk.
+    # _follow); gRPC's own reconnection backoff (up to 2 minutes) must not outlast that.
+    ("grpc.initial_reconnect_backoff_ms", 500),
+    ("grpc.max_reconnect_backoff_ms", 5000),
 )
 
 _BOT_NAME_BAD: Final = re.compile(r"[^a-z0-9_-]+")
@@ -392,10 +397,16 @@ class ArenaClient(TrialCalls):
         return LadderStatus.from_pb(self._call(self._stub.GetLadderStatus,
                                                apb.GetLadderStatusRequest(ladder=ladder)))
 
-    def watch(self, ladder: str) -> Generator[LeaderboardUpdate, None, None]:
+    def watch(self, ladder: str, *, reconnect: Reconnecting | None = None,
+              ) -> Generator[LeaderboardUpdate, None, None]:
         """The leaderboard and progress now, then after every change, until the iterator is
         closed (``break`` out of the loop) or the server ends the stream (which raises
-        :class:`ServerUnavailableError`: reconnect)."""
+        :class:`ServerUnavailableError`). With ``reconnect``, a lost server is waited for
+        instead, with backoff, telling ``reconnect`` (``tacocat.sdk._follow``); the first
+        update after that is the whole leaderboard again."""
+        yield from reconnecting(lambda: self._watch_once(ladder), reconnect)
+
+    def _watch_once(self, ladder: str) -> Generator[LeaderboardUpdate, None, None]:
         call = self._stub.WatchLeaderboard(apb.WatchLeaderboardRequest(ladder=ladder),
                                            metadata=self._metadata())
         board = None
