@@ -287,7 +287,8 @@ def _watched(step: Callable[..., None], *args: Any) -> None:
     try:
         step(*args)
     except ArenaError as exc:
-        log.warning("live view of a match: %s", exc)
+        log.warning("live view of a match: %s (the match goes on and will be recorded; only "
+                    "its watchers miss this update)", exc)
 
 
 def _unpack(arena: Arena, version_id: str, folder: Path) -> BotSpec:

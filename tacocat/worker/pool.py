@@ -215,8 +215,11 @@ class WorkerPool:
                 child.quick_deaths = child.quick_deaths + 1 if quick else 0
                 delay = RESTART_BACKOFF[min(child.quick_deaths, len(RESTART_BACKOFF) - 1)]
                 child.restart_at = now + delay
-                log.warning("worker %d (pid %d) exited with %s; restarting in %.1f s",
-                            child.index, child.proc.pid, _status(code), delay)
+                log.warning("worker %d (pid %d) exited with %s; restarting in %.1f s%s",
+                            child.index, child.proc.pid, _status(code), delay,
+                            f" (it died within {QUICK_DEATH:.0f} s of starting "
+                            f"{child.quick_deaths} times in a row: the lines above say why)"
+                            if child.quick_deaths > 1 else "")
             if now >= child.restart_at:
                 fresh = self._spawn(child.index)
                 fresh.quick_deaths = child.quick_deaths
@@ -235,7 +238,8 @@ def run_dispatch_step(dispatcher: Dispatcher) -> bool:
         if unavailable is not None:
             log.error("dispatcher: %s; retrying", unavailable)
         else:
-            log.exception("dispatcher: pass failed; retrying")
+            log.exception("dispatcher: pass failed (a bug: please report it with this "
+                          "traceback); retrying, and the workers keep playing meanwhile")
     return False
 
 
