@@ -164,7 +164,7 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
 
 def _list(args: argparse.Namespace, client: ArenaClient) -> int:
     owner = None if args.all else client.whoami().name
-    found = client.trials(owner=owner, version=args.of_version)
+    found, more = client.trial_list(owner=owner, version=args.of_version)
     if not found:
         print("no tests yet: tacocat test mybot.py --against mybot@3")
         return 0
@@ -178,4 +178,7 @@ def _list(args: argparse.Namespace, client: ArenaClient) -> int:
     print(table(["test", "owner", "candidate (A)", "baseline (B)", "status", "games",
                  "Elo ± 95%", "LLR (bounds)", "H0, H1", "created"], rows,
                 align="lllllrrlll"))
+    if more:
+        print(f"tacocat test: the newest {len(found):,} tests; there are more (--version VERSION "
+              "shows those of one version)", file=sys.stderr)
     return 0

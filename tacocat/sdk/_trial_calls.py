@@ -77,9 +77,15 @@ class TrialCalls:
     def trials(self, *, owner: str | None = None, version: str | None = None,
                count: int = 100) -> list[Trial]:
         """Tests, newest first: ``owner``'s, or with ``version`` on either side."""
+        return self.trial_list(owner=owner, version=version, count=count)[0]
+
+    def trial_list(self, *, owner: str | None = None, version: str | None = None,
+                   count: int = 100) -> tuple[list[Trial], bool]:
+        """:meth:`trials`, and whether more tests match than the list holds (``count``, at
+        most 1000)."""
         reply = self._call(self._stub.ListTrials, apb.ListTrialsRequest(
             owner=owner or "", version=version or "", count=count))
-        return [Trial.from_pb(t) for t in reply.trials]
+        return [Trial.from_pb(t) for t in reply.trials], reply.more
 
     def cancel_trial(self, trial_id: str) -> Trial:
         """Stop scheduling a test of yours: queued matches are skipped, one being played is

@@ -174,3 +174,24 @@ def test_a_followed_test_reconnects_across_a_server_restart(
         assert follow.wait(30) == 1  # a cancelled test is not a verdict
     finally:
         _stop(follow)
+
+
+def test_a_list_of_tests_cut_at_its_count_says_so(serve: Serve, redis: redis_py.Redis) -> None:
+    from tacocat.arena.trials import Trials  # noqa: PLC0415 - only this test needs it
+
+    arena = Arena(redis)
+    token = arena.bootstrap_admin()
+    assert token is not None
+    admin = arena.authenticate(token)
+    _, versions = _ladder(arena, admin)
+    trials = Trials(arena)
+    for _ in range(101):  # each cancelled at once: a user may have a few open at a time
+        trials.cancel(admin, trials.create(admin, versions[0], versions[1]).id)
+    serve.start()
+    env = clean_env(TACOCAT_ADDRESS=serve.address, TACOCAT_TOKEN=token)
+    listed = subprocess.run([sys.executable, "-m", "tacocat.cli", "test", "--list", "--all"],
+                            cwd=serve.home, env=env, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 2 + 100
+    assert "tacocat test: the newest 100 tests; there are more" in listed.stderr

@@ -1856,16 +1856,20 @@ class ListTrialsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TRIALS_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
+    more: _builtins.bool
+    """more tests match than this reply holds (count, at most 1000)"""
     @_builtins.property
     def trials(self) -> _containers.RepeatedCompositeFieldContainer[Global___Trial]: ...
     def __init__(
         self,
         *,
         trials: _abc.Iterable[Global___Trial] | None = ...,
+        more: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["trials", b"trials"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["more", b"more", "trials", b"trials"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
