@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from tacocat.arena import Arena, MatchStatus
 from tacocat.chaos.procs import cmdline
 from tacocat.engine import Fault, Reason
 from tacocat.worker import MatchQueue, match_job_id, worker_stats
+from tacocat.worker.dispatcher import lock_key
 from tacocat.worker.queue import MATCH_JOB, lease_key
 
 from .worker_helpers import (
@@ -110,6 +112,20 @@ def test_a_killed_work_horse_leaves_no_bot_source_on_disk_and_its_match_is_rerun
     wait_ladder_done(arena, "main", timeout=90)
     assert [e.match for e in arena.recent_matches("main")] == [match.id]
     assert f"removed the match folder(s) of work horse {horse}" in tree.text
+
+
+def test_a_killed_dispatcher_is_replaced_within_a_lease(redis: redis_py.Redis,
+                                                          trees: Trees) -> None:
+    # A 5 s dispatcher pass (the default) and a 3 s lease: the lock lasts the lease, not
+    # four passes (20 s), so the other supervisor takes over within a few seconds.
+    first = trees("--wait", "5", workers=1)
+    wait_for(lambda: "dispatcher: active" in first.text, 20, "the first dispatcher")
+    assert 0 < redis.pttl(lock_key("tacocat:")) <= 3000
+    second = trees("--wait", "5", workers=1)
+    first.kill()  # SIGKILL of the whole tree: the lock is not given up
+    killed = time.monotonic()
+    wait_for(lambda: "dispatcher: active" in second.text, 20, "the second dispatcher")
+    assert time.monotonic() - killed < 3 + 1 + 4  # the lease, a poll, slack for the load
 
 
 def test_ctrl_c_stops_every_process_and_an_interrupted_match_is_rerun_later(
