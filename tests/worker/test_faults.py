@@ -69,15 +69,16 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
 
     wait_for(lambda: not any(alive(p) for p in family), 5,
              "the work horse and the bots to die with their worker")
+    # The killed horse could not remove its folder (both bots' sources): the supervisor's
+    # sweep (every 3 s) or the restarted worker's removes it within seconds.
+    wait_for(lambda: not any(f.exists() for f in horse_folders), 10,
+             "the dead horse's folder to be removed")
     wait_ladder_done(arena, "main", timeout=90)
     assert arena.get_match(match.id).status is MatchStatus.RECORDED
     assert [e.match for e in arena.recent_matches("main")] == [match.id]
     assert arena.ladder_status("main").games_played == 24
     assert "re-enqueued 1 orphaned match in main" in tree.text
     assert "exited with SIGKILL; restarting" in tree.text
-    # The killed horse could not remove its folder (both bots' sources): the restarted
-    # worker swept it as it started.
-    assert not [f for f in horse_folders if f.exists()]
 
 
 def _slow_ladder(redis: redis_py.Redis) -> Arena:
