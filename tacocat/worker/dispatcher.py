@@ -10,7 +10,7 @@ brief overlap after a lost lock does no harm.
 
 One pass: wait for a tick request (up to ``wait`` seconds, less when the lock must be
 renewed sooner: a third of its TTL), then ``arena.tick``: schedule the ladders asked for
-(all of them every quiet ``wait``) and hand out due smoke tests; and at most every ``wait``
+(all of them after ``wait`` quiet seconds) and hand out due smoke tests; and at most every ``wait``
 seconds, over every ladder, re-enqueue orphaned matches: job gone, or running without a live
 lease, for longer than ``grace`` (the arena's default grace, 10 s, covers the gap between
 creating a match and enqueuing it; enqueuing here is idempotent, so the lease length is
@@ -77,7 +77,7 @@ class Dispatcher:
         self.grace = grace
         self.clock = clock
         self._swept = -math.inf
-        self._scheduled_all = -math.inf
+        self._quiet_since = -math.inf
         self._renewed = -math.inf
         self._refusal: str | None = None
         """Why Redis refused or missed a write since the last renewal (None: it did not)."""
@@ -100,8 +100,13 @@ class Dispatcher:
             return None
         asked = wait_for_requests(self.arena.redis, self.arena.keys, self.renew_every)
         due: set[str] | None = asked - {ALL}
-        if ALL in asked or self.clock() - self._scheduled_all >= self.wait:
-            self._scheduled_all = self.clock()
+        now = self.clock()
+        if asked:
+            self._quiet_since = now
+        # Every ladder when asked, or after ``wait`` quiet seconds (as when a pass blocked
+        # the whole ``wait``): a busy arena's requests name the ladders that changed.
+        if ALL in asked or (not asked and now - self._quiet_since >= self.wait):
+            self._quiet_since = now
             due = None
         report = self.arena.tick(self.queue.enqueue_match, ladders_due=due,
                                  enqueue_smoke=self.queue.enqueue_smoke)
