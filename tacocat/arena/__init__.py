@@ -40,6 +40,7 @@ from .errors import (
 )
 from .keys import DEFAULT_PREFIX, Keys
 from .logs import MatchLog
+from .matches import MatchPage
 from .models import (
     Bot,
     BotVersion,
@@ -63,8 +64,8 @@ __all__ = [
     "DEFAULT_PREFIX", "DEFAULT_RATE_LIMITS", "NO_LIMITS", "AlreadyExists", "Arena", "ArenaError",
     "Bot", "BotVersion", "Contention", "DuplicateSubmission", "EloReplay", "EmbeddedServerError",
     "Entry", "FailedPrecondition", "GameResult", "InvalidArgument", "Keys", "Ladder",
-    "LadderStatus", "Leaderboard", "LogEntry", "Match", "MatchLog", "MatchResult", "MatchStatus",
-    "NotFound",
+    "LadderStatus", "Leaderboard", "LogEntry", "Match", "MatchLog", "MatchPage", "MatchResult",
+    "MatchStatus", "NotFound",
     "Order", "PairStanding", "PermissionDenied", "RateLimit", "RateLimited", "RateLimits",
     "RatingError", "Recorded", "RedisUnavailable", "Scheduling", "Standing", "Submission",
     "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo", "Unauthenticated", "User",

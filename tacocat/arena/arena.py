@@ -404,11 +404,20 @@ class Arena:
 
     def list_matches(
         self, ladder: str, *, status: MatchStatus | None = None, start: int = 0,
-        count: int = 100,
+        count: int = 100, newest_first: bool = False,
     ) -> list[Match]:
+        return self.match_page(ladder, status=status, start=start, count=count,
+                               newest_first=newest_first).matches
+
+    def match_page(
+        self, ladder: str, *, status: MatchStatus | None = None, start: int = 0,
+        count: int = 100, newest_first: bool = False,
+    ) -> matches.MatchPage:
+        """A page of the ladder's matches (creation order, or from the newest back) and how
+        many the filter selects in all."""
         ladders.get_ladder(self.redis, self.keys, check_name("ladder", ladder))
-        return matches.list_matches(self.redis, self.keys, ladder, status=status,
-                                    start=start, count=count)
+        return matches.match_page(self.redis, self.keys, ladder, status=status, start=start,
+                                  count=count, newest_first=newest_first)
 
     def match_replays(self, match_id: str) -> list[GameRecord]:
         """The match's replay records, in game order."""

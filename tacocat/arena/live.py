@@ -7,18 +7,28 @@ once the match is recorded. Everything here is a
 convenience copy with a time to live: the recorded match stays the only truth, and a worker
 that dies mid-match leaves entries that expire (and are skipped once older than
 ``LIVE_TTL``) rather than a match shown as running forever.
+
+Recording a match removes its live copy in the same Lua step (:mod:`.recording`), so a
+Redis killed right after a result cannot keep the match "live"; and a read checks each live
+entry against its match, since a late duplicate run may still be sending games of a match
+recorded meanwhile: a match that is no longer scheduled is never shown, and its leftovers
+are removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from redis.exceptions import RedisError
 
 from tacocat.engine import GameRecord
 
 from ._redis import Clock, Redis, default_clock, text, text_map
 from .keys import Keys
+from .models import MatchStatus
 from .results import dumps_json
 
 LIVE_TTL: Final = 900
@@ -91,17 +101,38 @@ def live_matches(redis: Redis, keys: Keys, ladder: str, *,
     pipe = redis.pipeline(transaction=False)
     for match_id in ids:
         pipe.hgetall(keys.live_match(ladder, match_id))
+        pipe.hget(keys.match(ladder, match_id), "status")
+    replies = pipe.execute()
     found = []
-    for match_id, raw in zip(ids, pipe.execute(), strict=True):
+    for match_id, raw, status in zip(ids, replies[::2], replies[1::2], strict=True):
         fields = text_map(raw)
+        if not _still_playing(redis, keys, ladder, match_id, status):
+            continue
         if fields:  # expired: the worker went away
             found.append(_live(ladder, match_id, fields))
     return found
 
 
 def live_match(redis: Redis, keys: Keys, ladder: str, match_id: str) -> LiveMatch | None:
-    fields = text_map(redis.hgetall(keys.live_match(ladder, match_id)))
-    return _live(ladder, match_id, fields) if fields else None
+    pipe = redis.pipeline(transaction=False)
+    pipe.hgetall(keys.live_match(ladder, match_id))
+    pipe.hget(keys.match(ladder, match_id), "status")
+    raw, status = pipe.execute()
+    fields = text_map(raw)
+    if not fields or not _still_playing(redis, keys, ladder, match_id, status):
+        return None
+    return _live(ladder, match_id, fields)
+
+
+def _still_playing(redis: Redis, keys: Keys, ladder: str, match_id: str,
+                   status: bytes | str | None) -> bool:
+    """Whether a live entry's match is still to be recorded; if not (recorded, cancelled or
+    gone), remove the entry, which only a late duplicate run can have left."""
+    if status is not None and text(status) == MatchStatus.SCHEDULED.value:
+        return True
+    with contextlib.suppress(RedisError):  # a read-only replica: the check alone suffices
+        end_live(redis, keys, ladder, match_id)
+    return False
 
 
 def live_games(redis: Redis, keys: Keys, ladder: str, match_id: str,

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from tacocat.engine import GameRecord
@@ -132,24 +133,51 @@ def get_matches(redis: Redis, keys: Keys, ladder: str, ids: Iterable[str]) -> li
     return [parse_match(text_map(f)) for f in pipe.execute() if f]
 
 
+@dataclass(frozen=True)
+class MatchPage:
+    """One page of a ladder's matches and how many there are in all, so that whoever shows
+    the page can say when it is not the whole list."""
+
+    matches: list[Match]
+    total: int
+    """How many matches the filter selects, all pages together."""
+
+
 def list_matches(
     redis: Redis, keys: Keys, ladder: str, *, status: MatchStatus | None = None,
-    start: int = 0, count: int = 100,
+    start: int = 0, count: int = 100, newest_first: bool = False,
 ) -> list[Match]:
-    """The ladder's matches in creation order (``start``, ``count`` page through them);
-    with ``status``, only those in it."""
+    """The ladder's matches in creation order (``start``, ``count`` page through them;
+    ``newest_first``: from the newest back); with ``status``, only those in it."""
+    return match_page(redis, keys, ladder, status=status, start=start, count=count,
+                      newest_first=newest_first).matches
+
+
+def match_page(
+    redis: Redis, keys: Keys, ladder: str, *, status: MatchStatus | None = None,
+    start: int = 0, count: int = 100, newest_first: bool = False,
+) -> MatchPage:
+    """:func:`list_matches` with the number of matches the filter selects."""
     if start < 0 or count < 1:
         raise InvalidArgument(f"start must be >= 0 and count >= 1, got {start}, {count}")
+    if status is None:
+        pipe = redis.pipeline(transaction=False)
+        pipe.zcard(keys.matches(ladder))
+        if newest_first:
+            pipe.zrevrange(keys.matches(ladder), start, start + count - 1)
+        else:
+            pipe.zrange(keys.matches(ladder), start, start + count - 1)
+        total, raw = pipe.execute()
+        return MatchPage(get_matches(redis, keys, ladder, [text(m) for m in raw]), int(total))
     if status is MatchStatus.SCHEDULED:
         ids = [text(m) for m in redis.zrange(keys.pending(ladder), 0, -1)]
         found = sorted(get_matches(redis, keys, ladder, ids), key=lambda m: m.created_at)
-        return found[start:start + count]
-    if status is None:
-        ids = [text(m) for m in redis.zrange(keys.matches(ladder), start, start + count - 1)]
-        return get_matches(redis, keys, ladder, ids)
-    ids = [text(m) for m in redis.zrange(keys.matches(ladder), 0, -1)]
-    found = [m for m in get_matches(redis, keys, ladder, ids) if m.status is status]
-    return found[start:start + count]
+    else:
+        ids = [text(m) for m in redis.zrange(keys.matches(ladder), 0, -1)]
+        found = [m for m in get_matches(redis, keys, ladder, ids) if m.status is status]
+    if newest_first:
+        found.reverse()
+    return MatchPage(found[start:start + count], len(found))
 
 
 def match_replays_blob(redis: Redis, keys: Keys, match_id: str) -> bytes:

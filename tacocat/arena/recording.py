@@ -11,7 +11,8 @@ does everything or nothing:
 3. otherwise, in one step: store the result and replays, mark the match recorded, append an
    entry to the ladder's results log (a stream, in commit order), set the two versions'
    new live Elo, add to the per-version and per-pair counters, bump the ladder's results
-   count (its *version*) and publish a ``result`` event.
+   count (its *version*), remove the match's live copy (:mod:`tacocat.arena.live`) and
+   publish a ``result`` event.
 
 **Durable before acknowledged.** Redis runs with ``appendfsync everysec``: every write
 reaches the append-only file (the kernel) before its reply, so a killed Redis loses nothing,
@@ -58,7 +59,8 @@ _LOG_PAGE: Final = 1000
 
 _RECORD: Final = """
 -- KEYS: 1 match hash, 2 match replays, 3 ladder counters, 4 ladder elo, 5 ladder stats,
---       6 ladder pairs, 7 ladder pending zset, 8 ladder results stream.
+--       6 ladder pairs, 7 ladder pending zset, 8 ladder results stream, 9 ladder live
+--       matches zset, 10 live match hash, 11 live games list.
 -- ARGV: 1 match id, 2 expected results count, 3 now, 4 result JSON, 5 replays (may be ''),
 --       6 events channel, 7 event JSON, 8 version a, 9 new elo a, 10 version b,
 --       11 new elo b, 12 rated scores of a, 13 wins, 14 ties, 15 losses, 16 games,
@@ -91,6 +93,8 @@ for _ = 1, tonumber(ARGV[i]) do
   i = i + 2
 end
 redis.call('ZREM', KEYS[7], ARGV[1])
+redis.call('ZREM', KEYS[9], ARGV[1])
+redis.call('DEL', KEYS[10], KEYS[11])
 redis.call('XADD', KEYS[8], '*', 'seq', seq, 'match', ARGV[1], 'a', ARGV[8], 'b', ARGV[10],
            'scores', ARGV[12], 'wins', ARGV[13], 'ties', ARGV[14], 'losses', ARGV[15],
            'aborted', ARGV[17], 'at', ARGV[3])
@@ -162,7 +166,11 @@ def record_match(
         reply = record(
             keys=[keys.match(ladder, match_id), keys.match_replays(ladder, match_id),
                   keys.counters(ladder), keys.elo(ladder), keys.stats(ladder),
-                  keys.pairs(ladder), keys.pending(ladder), keys.results(ladder)],
+                  keys.pairs(ladder), keys.pending(ladder), keys.results(ladder),
+                  # The live copy ends with the record, in the same step: a worker or a
+                  # Redis lost right after recording cannot leave it "playing".
+                  keys.live_matches(ladder), keys.live_match(ladder, match_id),
+                  keys.live_games(ladder, match_id)],
             args=[match_id, count, repr(now), summary, result.replays, keys.events(ladder),
                   event, match.a, repr(rating_a), match.b, repr(rating_b),
                   " ".join(repr(s) for s in scores), result.wins, result.ties, result.losses,

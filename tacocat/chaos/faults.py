@@ -5,17 +5,21 @@ waits for the ladder to finish and returns its :class:`~tacocat.chaos.ladder.Cou
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import random
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from tacocat.arena.recording import read_log
+from tacocat.worker._folders import IDLE_SWEEP_EVERY, PREFIXES
 from tacocat.worker.queue import worker_stats
 
 from .cluster import Cluster, WorkerHost
@@ -35,6 +39,7 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
     restarted by their parents. Recovery: from a kill to the victim's matches recorded."""
     counts_by_role = {"supervisor": 0, "rq_worker": 0, "horse": 0}
     victims: list[tuple[float, list[str]]] = []
+    horses: set[int] = set()  # killed, or killed with their worker
     done_kills = 0
     while done_kills < kills and not ladder.done():
         time.sleep(rng.uniform(0.2, 1.2))
@@ -53,6 +58,8 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
         rq = host.rq_workers() if role == "supervisor" else \
             [victim] if role == "rq_worker" else [parent(victim)]
         matches = cluster.matches_of(rq)
+        horses.update([victim] if role == "horse" else
+                      [h for w in rq for h in children_of(w) if parent(h) == w])
         signal_all([victim], signal.SIGKILL)
         at = time.time()
         done_kills += 1
@@ -71,9 +78,19 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
     counts = ladder.counts("kill")
     counts.injections = done_kills
     counts.recovery_seconds = recoveries
+    time.sleep(IDLE_SWEEP_EVERY + 2)  # the idle supervisors' sweep, with slack
     counts.notes = {"by_role": counts_by_role,
-                    "supervisor_starts": {h.host: h.starts for h in cluster.workers.values()}}
+                    "supervisor_starts": {h.host: h.starts for h in cluster.workers.values()},
+                    # Both bots' sources, left behind by a killed horse: target none.
+                    "match_folders_left": _folders_of(horses)}
     return counts
+
+
+def _folders_of(pids: set[int]) -> list[str]:
+    """The match folders still on disk of the processes ``pids`` (all dead by now)."""
+    root = Path(tempfile.gettempdir())
+    return sorted(f.name for pid in pids for prefix in PREFIXES
+                  for f in root.glob(f"{prefix}{pid}-*"))
 
 
 def _victims(cluster: Cluster, role: str, rng: random.Random,
@@ -166,23 +183,83 @@ def _stall(cluster: Cluster, ladder: Ladder, fault: str, seconds: float, say: Sa
     return counts
 
 
+class _TreePause:
+    """SIGSTOP a worker host's whole tree (supervisor, RQ worker, horse, bots: a paused VM),
+    and SIGCONT it again: the bots first, or with ``parents_first`` the referee (the horse)
+    before its bots, as on a resumed VM where the referee's wait has run out before a bot
+    in mid-decision got the CPU to answer."""
+
+    def __init__(self, *, parents_first: bool = False) -> None:
+        self.stopped: list[int] = []
+        self.parents_first = parents_first
+
+    def begin(self, host: WorkerHost) -> None:
+        for _ in range(2):  # again, for a child forked between listing and stopping
+            fresh = [p for p in host.tree() if p not in self.stopped]
+            signal_all(fresh, signal.SIGSTOP)
+            self.stopped.extend(fresh)
+
+    def end(self, host: WorkerHost) -> None:
+        signal_all(self.stopped if self.parents_first else self.stopped[::-1], signal.SIGCONT)
+
+
 def pause_worker(cluster: Cluster, ladder: Ladder, say: Say, *, factor: float = 3.0,
                  timeout: float = 120) -> Counts:
-    """Fault 3: SIGSTOP a busy worker host's whole tree (supervisor, RQ worker, horse, bots:
-    a paused VM) for ``factor`` x the lease, then SIGCONT it."""
-    stopped: list[int] = []
+    """Fault 3: SIGSTOP a busy worker host's whole tree for ``factor`` x the lease, then
+    SIGCONT it. The stalled run's faults (its bots "took" the pause) must count nowhere
+    when its late result is refused (``notes["failures_counted"]``)."""
+    pause = _TreePause()
+    counts = _stall(cluster, ladder, "pause", factor * cluster.settings.lease, say,
+                    pause.begin, pause.end, timeout)
+    counts.notes["failures_counted"] = _failures_counted(cluster)
+    return counts
 
-    def begin(host: WorkerHost) -> None:
-        for _ in range(2):  # again, for a child forked between listing and stopping
-            fresh = [p for p in host.tree() if p not in stopped]
-            signal_all(fresh, signal.SIGSTOP)
-            stopped.extend(fresh)
 
-    def end(host: WorkerHost) -> None:
-        signal_all(list(reversed(stopped)), signal.SIGCONT)
+SHORT_PAUSE: Final = 5.0
+"""Seconds of the short pause: longer than a decision's limit (the chaos ladder's 2 s),
+shorter than the lease it needs (``short_pause``)."""
 
-    return _stall(cluster, ladder, "pause", factor * cluster.settings.lease, say, begin, end,
-                  timeout)
+
+def short_pause(cluster: Cluster, ladder: Ladder, say: Say, *, seconds: float = SHORT_PAUSE,
+                timeout: float = 120) -> Counts:
+    """Fault 3b: SIGSTOP a busy worker host's whole tree for ``seconds``, shorter than the
+    lease (so its match is not re-run: the paused run records it), then SIGCONT it, the
+    referee first (:class:`_TreePause`). The host's pause is nobody's fault: every bot here
+    answers in milliseconds, so each forfeit in the ladder (``notes["forfeits_charged"]``,
+    target 0) and each bot failure in the workers' counts was charged by the pause."""
+    if seconds >= cluster.settings.lease:
+        raise ChaosError(f"the short pause ({seconds:g} s) must be shorter than the lease "
+                         f"({cluster.settings.lease:g} s): ClusterSettings(lease=...)")
+    host, matches = _busy_worker(cluster)
+    # In the middle of the games (not while the bots start): a first game has ended.
+    wait_for(lambda: any((live := ladder.arena.live_match(m)[1]) is not None and live.games
+                         for m in matches), 30, "a first game of the busy match")
+    pause = _TreePause(parents_first=True)
+    began = time.time()
+    pause.begin(host)
+    say(f"short pause: {host.host} stopped for {seconds:g} s while running "
+        f"{', '.join(matches)}")
+    time.sleep(seconds)
+    pause.end(host)
+    recovered = ladder.wait_recorded(matches, timeout)
+    ladder.wait_done(timeout)
+    counts = ladder.counts("short_pause")
+    counts.injections = 1
+    counts.recovery_seconds = [recovered - began]
+    forfeits = [f"{m.id} game {n + 1}: side {g.offender} {g.fault.value if g.fault else '?'}"
+                for m in ladder.arena.list_matches(LADDER, count=1000)
+                if m.result is not None
+                for n, g in enumerate(m.result.games) if g.offender is not None]
+    counts.notes = {"host": host.host, "matches": matches, "pause_seconds": seconds,
+                    "lease": cluster.settings.lease, "forfeits_charged": len(forfeits),
+                    "forfeits": forfeits[:5], "failures_counted": _failures_counted(cluster)}
+    return counts
+
+
+def _failures_counted(cluster: Cluster) -> int:
+    """Bot failures in the workers' counts (``worker:stats failures:*``)."""
+    return int(sum(v for k, v in worker_stats(cluster.redis).items()
+                   if k.startswith("failures:")))
 
 
 def partition_worker(cluster: Cluster, ladder: Ladder, say: Say, *, factor: float = 2.5,
@@ -224,6 +301,9 @@ def kill_redis(cluster: Cluster, ladder: Ladder, say: Say, *, kills: int = 1,
     counts.recovery_seconds = recoveries
     counts.lost += lost_acknowledged
     counts.notes = {"acknowledged_lost": lost_acknowledged,
+                    # "Live now" entries left once the ladder is done (a result recorded just
+                    # before a kill must not stay "playing"): target none.
+                    "live_left": [m.id for m in ladder.arena.live_matches(LADDER)],
                     "appendfsync": cluster.settings.appendfsync,
                     "worker_restarts": sum(h.text.count("exited with")
                                            for h in cluster.workers.values())}
@@ -272,6 +352,8 @@ def fill_disk(cluster: Cluster, ladder: Ladder, say: Say, *, full_seconds: float
     # ones (and the dispatcher, every pass) log it.
     counts.notes = {"full_seconds": round(freed - began, 1), "worker_restarts": restarts,
                     "dispatcher_log": _log_line(cluster, "dispatcher: Redis refuses") or "",
+                    # If the lock lapsed meanwhile: a refused write, never "a stall".
+                    "dispatcher_lock_log": _log_line(cluster, "dispatcher: lost the lock") or "",
                     "worker_log": _log_line(cluster, "(not restarting)") or "",
                     "server_log": server, "cli": cli,
                     "recorded_lost": len(seen - after)}
@@ -357,6 +439,45 @@ def _outcome(client: subprocess.Popen[str], timeout: float = 90) -> str:
     return lines[-1] if lines else f"no output (exit {client.returncode})"
 
 
+class _Follower:
+    """``tacocat leaderboard --watch --json`` (from the observer) across the restart."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tacocat.cli", "leaderboard", LADDER, "--watch", "--json",
+             "--server", cluster.serve_target], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        self.updates: list[float] = []  # when each update line came
+        self.stderr: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr or ()),
+                         daemon=True).start()
+
+    def _read(self) -> None:
+        for _ in self.proc.stdout or ():
+            self.updates.append(time.time())
+
+    def outcome(self, back: float, timeout: float = 30) -> str:
+        """``reconnected (N updates after the restart)``, or what it said instead; stops it."""
+        with contextlib.suppress(ChaosError):
+            wait_for(lambda: any("reconnected to" in e for e in self.stderr)
+                     or self.proc.poll() is not None, timeout, "the follower to reconnect")
+        self.close()
+        said = [e.strip() for e in self.stderr if e.strip()]
+        if any("reconnected to" in e for e in said):
+            return f"reconnected ({sum(t >= back for t in self.updates)} updates after)"
+        return said[-1] if said else f"no word (exit {self.proc.returncode})"
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 def restart_serve(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float = 180) -> Counts:
     """Fault 7: restart ``tacocat serve`` mid-ladder while a live client plays through it.
     The workers do not notice (same processes, no errors); the live client gets a clear
@@ -368,24 +489,30 @@ def restart_serve(cluster: Cluster, ladder: Ladder, say: Say, *, timeout: float 
     trees = {h.host: h.tree()[:2] for h in cluster.workers.values()}
     restarts_before = _restarts(cluster)
     live = _live_client(cluster, games=200, delay=0.02)
-    time.sleep(2.5)  # the server logs no game starts: by now the client plays its first games
-    if live.poll() is not None:
-        raise ChaosError(f"the live client ended before the restart: {_outcome(live)}")
-    began = time.time()
-    cluster.stop_serve()
-    say(f"serve restart: stopped after {time.time() - began:.1f} s")
-    during = _outcome(live)
-    down = _outcome(_live_client(cluster, games=2, delay=0.0))
-    cluster.start_serve()
-    back = time.time()
-    after = _outcome(_live_client(cluster, games=2, delay=0.0))
-    say(f"serve restart: back after {back - began:.1f} s; live client: {during}")
-    ladder.wait_done(timeout)
+    watch = _Follower(cluster)
+    try:
+        time.sleep(2.5)  # the server logs no game starts: by now the client plays its first games
+        if live.poll() is not None:
+            raise ChaosError(f"the live client ended before the restart: {_outcome(live)}")
+        began = time.time()
+        cluster.stop_serve()
+        say(f"serve restart: stopped after {time.time() - began:.1f} s")
+        during = _outcome(live)
+        down = _outcome(_live_client(cluster, games=2, delay=0.0))
+        cluster.start_serve()
+        back = time.time()
+        after = _outcome(_live_client(cluster, games=2, delay=0.0))
+        say(f"serve restart: back after {back - began:.1f} s; live client: {during}")
+        ladder.wait_done(timeout)
+        watched = watch.outcome(back)
+    finally:
+        watch.close()
     counts = ladder.counts("serve_restart")
     counts.injections = 1
     counts.recovery_seconds = [back - began]
     counts.notes = {
         "live_during": during, "live_while_down": down, "live_after": after,
+        "watch_follower": watched,
         "workers_unaffected": _restarts(cluster) == restarts_before and all(
             h.tree()[:2] == trees[h.host] for h in cluster.workers.values()),
     }

@@ -40,7 +40,7 @@ from tacocat.sdk.arena import (
 
 from ._logs_cmds import add_arguments as add_log_arguments
 from ._logs_cmds import show_logs
-from ._output import plural, table
+from ._output import SayReconnecting, plural, table
 
 if TYPE_CHECKING:
     Sub = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -403,7 +403,8 @@ per-game estimate, updated after each game, shown to follow changes as they happ
 can rank bots differently until enough games are in.
 
 Retired versions (a newer version of the bot plays) are left out; --retired shows them,
-marked *. With --watch, redraw on every change until Ctrl-C.
+marked *. With --watch, redraw on every change until Ctrl-C; if the server restarts, it
+says so on stderr and reconnects by itself (retrying every 0.5 s, growing to every 15 s).
 
 examples:
   tacocat leaderboard main
@@ -428,7 +429,8 @@ def _leaderboard(args: argparse.Namespace, client: ArenaClient) -> int:
             print(leaderboard_text(board, pairs=args.pairs, retired=args.retired))
         return 0
     tty = sys.stdout.isatty() and not args.json
-    for update in client.watch(args.ladder):
+    for update in client.watch(args.ladder, reconnect=SayReconnecting("tacocat leaderboard",
+                                                                      client.address)):
         if args.json:
             print(json.dumps({"event": update.event,
                               "leaderboard": dataclasses.asdict(update.leaderboard),
@@ -505,15 +507,7 @@ examples:
 
 def _match(args: argparse.Namespace, client: ArenaClient) -> int:
     if args.ladder:
-        found = client.matches(args.ladder, count=10_000)[-args.count:]
-        if args.json:
-            print(json.dumps([dataclasses.asdict(m) for m in found]))
-            return 0
-        print(table(["match", "round", "A", "B", "status", "A: W/T/L"],
-                    [[m.id, m.round, m.a, m.b, m.status.value,
-                      f"{m.result.wins}/{m.result.ties}/{m.result.losses}" if m.result else "-"]
-                     for m in found], align="lrllll") if found else "no matches yet")
-        return 0
+        return _list_matches(args, client)
     if not args.match:
         print("tacocat match: give a MATCH_ID, or --ladder LADDER", file=sys.stderr)
         return 2
@@ -536,6 +530,33 @@ def _match(args: argparse.Namespace, client: ArenaClient) -> int:
             args.replays.write_text("".join(r.dumps() + "\n" for r in records),
                                     encoding="utf-8")
         print(f"saved the replays of {match.id} to {args.replays}", file=sys.stderr)
+    return 0
+
+
+def _list_matches(args: argparse.Namespace, client: ArenaClient) -> int:
+    """The ladder's latest ``--count`` matches, oldest of them first, fetched a server page
+    at a time from the newest back; saying on stderr when they are not all of them."""
+    if args.count < 1:
+        print("tacocat match: --count must be at least 1", file=sys.stderr)
+        return 2
+    found: list[Match] = []
+    while True:
+        page = client.match_list(args.ladder, start=len(found), newest_first=True,
+                                 count=args.count - len(found))
+        found += page.matches
+        if not page.matches or len(found) >= min(args.count, page.total):
+            break
+    found.reverse()
+    if args.json:
+        print(json.dumps([dataclasses.asdict(m) for m in found]))
+    else:
+        print(table(["match", "round", "A", "B", "status", "A: W/T/L"],
+                    [[m.id, m.round, m.a, m.b, m.status.value,
+                      f"{m.result.wins}/{m.result.ties}/{m.result.losses}" if m.result else "-"]
+                     for m in found], align="lrllll") if found else "no matches yet")
+    if len(found) < page.total:
+        print(f"tacocat match: the latest {len(found):,} of {page.total:,} matches in "
+              f"{args.ladder} (--count N shows more)", file=sys.stderr)
     return 0
 
 

@@ -9,6 +9,9 @@ wait for the ladder to finish and count.
   kill          SIGKILL a random supervisor, RQ worker or work horse --kills times at
                 random moments (a killed supervisor is started again)
   pause         SIGSTOP a busy worker host's whole process tree for 3 leases, then SIGCONT
+  short_pause   SIGSTOP a busy worker host's tree for 5 s, shorter than the lease (10 s for
+                this fault, or --lease if longer): its run records the match, and no bot may
+                be charged for the pause (forfeits_charged, target 0)
   partition     take a busy worker host's port on the bridge down for 3 leases, then up
   redis_kill    SIGKILL Redis twice mid-ladder, start it again on the same data
   full_disk     fill Redis' data volume (a 16 MiB tmpfs) for 6 s mid-ladder, then free it
@@ -43,8 +46,8 @@ if TYPE_CHECKING:
     from tacocat.chaos.cluster import Cluster
     from tacocat.chaos.ladder import Counts, Ladder
 
-FAULTS: Final = ("kill", "pause", "partition", "redis_kill", "full_disk", "serve_restart",
-                 "slow_network", "fsync_cost")
+FAULTS: Final = ("kill", "pause", "short_pause", "partition", "redis_kill", "full_disk",
+                 "serve_restart", "slow_network", "fsync_cost")
 
 
 def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -109,6 +112,7 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
                  lambda c, lad: chaos.kill_workers(c, lad, args.kills,
                                                    random.Random(args.seed), _say)),
         "pause": (small, lambda c, lad: chaos.pause_worker(c, lad, _say)),
+        "short_pause": (small, lambda c, lad: chaos.short_pause(c, lad, _say)),
         "partition": (small, lambda c, lad: chaos.partition_worker(c, lad, _say, factor=3.0)),
         "redis_kill": (small, lambda c, lad: chaos.kill_redis(c, lad, _say, kills=2)),
         "full_disk": (small, lambda c, lad: chaos.fill_disk(c, lad, _say)),
@@ -119,7 +123,9 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     volume: contextlib.AbstractContextManager[Path | None] = (
         tmpfs(folder, chaos.REDIS_VOLUME_KB) if fault == "full_disk" else contextlib.nullcontext())
     with volume as redis_dir:
-        settings = ClusterSettings(lease=args.lease, sandbox=not args.insecure_no_sandbox,
+        # The short pause must be shorter than the lease (its match is not re-run).
+        lease = max(args.lease, 2 * chaos.SHORT_PAUSE) if fault == "short_pause" else args.lease
+        settings = ClusterSettings(lease=lease, sandbox=not args.insecure_no_sandbox,
                                          serve=fault in ("full_disk", "serve_restart"),
                                          redis_dir=redis_dir, slow_link=fault == "slow_network")
         with Cluster(folder / "hosts", settings) as cluster:
@@ -127,7 +133,11 @@ def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
             ladder.start()
             counts = run(cluster, ladder)
     result = counts.to_json()
-    result["ok"] = counts.ok
+    # A host's pause charged to a bot is a wrong result too (the target is 0).
+    result["ok"] = counts.ok and not counts.notes.get("forfeits_charged", 0)
+    if fault == "short_pause":
+        _say(f"chaos: short_pause: {counts.notes['forfeits_charged']} forfeit(s) charged during "
+             f"the pause (target 0), {counts.notes['failures_counted']} bot failure(s) counted")
     return result
 
 

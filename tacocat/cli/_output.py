@@ -1,4 +1,4 @@
-"""Readable terminal output: aligned tables and a progress bar."""
+"""Readable terminal output: aligned tables, a progress bar, a follower's reconnections."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
 
@@ -76,3 +77,20 @@ class Progress:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+@dataclass
+class SayReconnecting:
+    """What a following command (``leaderboard --watch``, ``test``) says on stderr when its
+    server goes away and comes back (``reconnect=`` of ``ArenaClient.watch``)."""
+
+    command: str
+    address: str
+    stream: TextIO = sys.stderr
+
+    def lost(self, error: Exception, delay: float, attempt: int) -> None:
+        print(f"{self.command}: lost the server at {self.address} ({error}); reconnecting in "
+              f"{delay:g} s (attempt {attempt}; Ctrl-C to stop)", file=self.stream, flush=True)
+
+    def resumed(self) -> None:
+        print(f"{self.command}: reconnected to {self.address}", file=self.stream, flush=True)

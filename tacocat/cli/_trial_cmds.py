@@ -18,7 +18,7 @@ from tacocat.engine.stats import StatsError
 from tacocat.sdk.arena import AlreadyExistsError, ArenaClient, Trial, TrialStatus
 
 from ._arena_cmds import command, when
-from ._output import table
+from ._output import SayReconnecting, table
 
 if TYPE_CHECKING:
     from ._arena_cmds import Sub
@@ -140,7 +140,8 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
     last = ""
     trial: Trial | None = None
     try:
-        for trial in client.watch_trial(trial_id):
+        for trial in client.watch_trial(trial_id, reconnect=SayReconnecting(
+                "tacocat test", client.address)):
             if trial.status is TrialStatus.WAITING:
                 line = f"waiting for the smoke game of {trial.candidate}"
             elif trial.status is TrialStatus.RUNNING and not trial.games:
@@ -163,7 +164,7 @@ def _follow(client: ArenaClient, trial_id: str) -> int:
 
 def _list(args: argparse.Namespace, client: ArenaClient) -> int:
     owner = None if args.all else client.whoami().name
-    found = client.trials(owner=owner, version=args.of_version)
+    found, more = client.trial_list(owner=owner, version=args.of_version)
     if not found:
         print("no tests yet: tacocat test mybot.py --against mybot@3")
         return 0
@@ -177,4 +178,7 @@ def _list(args: argparse.Namespace, client: ArenaClient) -> int:
     print(table(["test", "owner", "candidate (A)", "baseline (B)", "status", "games",
                  "Elo ± 95%", "LLR (bounds)", "H0, H1", "created"], rows,
                 align="lllllrrlll"))
+    if more:
+        print(f"tacocat test: the newest {len(found):,} tests; there are more (--version VERSION "
+              "shows those of one version)", file=sys.stderr)
     return 0

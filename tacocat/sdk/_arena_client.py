@@ -54,6 +54,7 @@ from ._arena_types import (
     Leaderboard,
     LeaderboardUpdate,
     Match,
+    MatchList,
     MatchStatus,
     NewToken,
     ServerInfo,
@@ -62,6 +63,7 @@ from ._arena_types import (
     UserInfo,
 )
 from ._errors import SdkError
+from ._follow import Reconnecting, reconnecting
 from ._logs_types import MatchLogs
 from ._tls import Tls, TlsOption, connect_hint, resolve_tls
 from ._trial_calls import TrialCalls
@@ -79,6 +81,10 @@ SERVER_ENV: Final = "TACOCAT_ADDRESS"
 CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     ("grpc.max_send_message_length", MAX_ARENA_REQUEST),
     ("grpc.max_receive_message_length", MAX_ARENA_RESPONSE),
+    # A follower waiting for a restarted server retries every few seconds (tacocat.sdk.
+    # _follow); gRPC's own reconnection backoff (up to 2 minutes) must not outlast that.
+    ("grpc.initial_reconnect_backoff_ms", 500),
+    ("grpc.max_reconnect_backoff_ms", 5000),
 )
 
 _BOT_NAME_BAD: Final = re.compile(r"[^a-z0-9_-]+")
@@ -407,10 +413,16 @@ class ArenaClient(TrialCalls):
         return LadderStatus.from_pb(self._call(self._stub.GetLadderStatus,
                                                apb.GetLadderStatusRequest(ladder=ladder)))
 
-    def watch(self, ladder: str) -> Generator[LeaderboardUpdate, None, None]:
+    def watch(self, ladder: str, *, reconnect: Reconnecting | None = None,
+              ) -> Generator[LeaderboardUpdate, None, None]:
         """The leaderboard and progress now, then after every change, until the iterator is
         closed (``break`` out of the loop) or the server ends the stream (which raises
-        :class:`ServerUnavailableError`: reconnect)."""
+        :class:`ServerUnavailableError`). With ``reconnect``, a lost server is waited for
+        instead, with backoff, telling ``reconnect`` (``tacocat.sdk._follow``); the first
+        update after that is the whole leaderboard again."""
+        yield from reconnecting(lambda: self._watch_once(ladder), reconnect)
+
+    def _watch_once(self, ladder: str) -> Generator[LeaderboardUpdate, None, None]:
         call = self._stub.WatchLeaderboard(apb.WatchLeaderboardRequest(ladder=ladder),
                                            metadata=self._metadata())
         board = None
@@ -430,16 +442,27 @@ class ArenaClient(TrialCalls):
     # -- matches --------------------------------------------------------------------------
 
     def matches(self, ladder: str, *, status: MatchStatus | None = None, start: int = 0,
-                count: int = 100) -> list[Match]:
-        """The ladder's matches in creation order (``status``: only those)."""
+                count: int = 100, newest_first: bool = False) -> list[Match]:
+        """The ladder's matches in creation order (``status``: only those; ``newest_first``:
+        from the newest back). One page: the server returns at most
+        ``match_list(...).max_count`` (1000); :meth:`match_list` says how many there are."""
+        return self.match_list(ladder, status=status, start=start, count=count,
+                               newest_first=newest_first).matches
+
+    def match_list(self, ladder: str, *, status: MatchStatus | None = None, start: int = 0,
+                   count: int = 100, newest_first: bool = False) -> MatchList:
+        """:meth:`matches` with the total the filter selects and the server's page cap."""
         wanted = {MatchStatus.SCHEDULED: apb.MATCH_STATUS_SCHEDULED,
                   MatchStatus.RECORDED: apb.MATCH_STATUS_RECORDED,
                   MatchStatus.CANCELLED: apb.MATCH_STATUS_CANCELLED}
         request = apb.ListMatchesRequest(
-            ladder=ladder, start=start, count=count,
+            ladder=ladder, start=start, count=count, newest_first=newest_first,
             status=wanted[status] if status is not None else apb.MATCH_STATUS_UNSPECIFIED)
         reply = self._call(self._stub.ListMatches, request)
-        return [Match.from_pb(m) for m in reply.matches]
+        found = [Match.from_pb(m) for m in reply.matches]
+        # A server older than the total field says 0: the page is all it knows of.
+        return MatchList(found, start, max(reply.total, start + len(found)),
+                         reply.max_count or len(found))
 
     def match(self, match_id: str) -> Match:
         return Match.from_pb(self._call(self._stub.GetMatch, apb.GetMatchRequest(id=match_id)))

@@ -424,3 +424,20 @@ class Match:
             msg.seq if msg.HasField("seq") else None,
             MatchResult.from_pb(msg.result) if msg.HasField("result") else None,
         )
+
+
+@dataclass(frozen=True)
+class MatchList:
+    """One page of a ladder's matches (``ArenaClient.match_list``) and how many there are in
+    all: when ``total`` exceeds ``start + len(matches)`` the page is not the whole list, and
+    ``max_count`` is the most one request returns."""
+
+    matches: list[Match]
+    start: int
+    total: int
+    max_count: int
+
+    @property
+    def partial(self) -> bool:
+        """Whether matches outside this page exist (before or after it)."""
+        return self.start > 0 or self.start + len(self.matches) < self.total

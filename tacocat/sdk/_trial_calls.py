@@ -12,6 +12,7 @@ from tacocat.engine.sprt import Sprt
 from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
 
+from ._follow import Reconnecting, reconnecting
 from ._trial_types import Trial
 
 if TYPE_CHECKING:
@@ -47,25 +48,44 @@ class TrialCalls:
     def trial(self, trial_id: str) -> Trial:
         return Trial.from_pb(self._call(self._stub.GetTrial, apb.GetTrialRequest(id=trial_id)))
 
-    def watch_trial(self, trial_id: str) -> Generator[Trial, None, None]:
+    def watch_trial(self, trial_id: str, *, reconnect: Reconnecting | None = None,
+                    ) -> Generator[Trial, None, None]:
         """The test now, then after every change; the iterator ends once the test has
-        (a verdict, the games ran out, cancelled, failed)."""
+        (a verdict, the games ran out, cancelled, failed). A stream that ends or fails while
+        the test is still open raises ``ServerUnavailableError``; with ``reconnect``, it is
+        opened again with backoff instead (``ArenaClient.watch``)."""
+        yield from reconnecting(lambda: self._watch_trial_once(trial_id), reconnect)
+
+    def _watch_trial_once(self, trial_id: str) -> Generator[Trial, None, None]:
         call: Any = self._stub.WatchTrial(apb.GetTrialRequest(id=trial_id),
                                           metadata=self._metadata())
+        trial = None
         try:
             for message in call:
-                yield Trial.from_pb(message)
+                trial = Trial.from_pb(message)
+                yield trial
         except grpc.RpcError as exc:
             raise self._error(exc) from None
         finally:
             call.cancel()
+        if trial is not None and trial.status.open:  # the server shut down cleanly
+            from ._arena_client import ServerUnavailableError  # noqa: PLC0415 - a cycle
+
+            raise ServerUnavailableError("UNAVAILABLE", f"the server ended the watch of test "
+                                         f"{trial_id} while it runs; reconnect")
 
     def trials(self, *, owner: str | None = None, version: str | None = None,
                count: int = 100) -> list[Trial]:
         """Tests, newest first: ``owner``'s, or with ``version`` on either side."""
+        return self.trial_list(owner=owner, version=version, count=count)[0]
+
+    def trial_list(self, *, owner: str | None = None, version: str | None = None,
+                   count: int = 100) -> tuple[list[Trial], bool]:
+        """:meth:`trials`, and whether more tests match than the list holds (``count``, at
+        most 1000)."""
         reply = self._call(self._stub.ListTrials, apb.ListTrialsRequest(
             owner=owner or "", version=version or "", count=count))
-        return [Trial.from_pb(t) for t in reply.trials]
+        return [Trial.from_pb(t) for t in reply.trials], reply.more
 
     def cancel_trial(self, trial_id: str) -> Trial:
         """Stop scheduling a test of yours: queued matches are skipped, one being played is

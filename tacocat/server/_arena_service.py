@@ -387,9 +387,11 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
         await self.user(context, required=False)
         status = MATCH_STATUS_FROM_PB.get(request.status)
         count = min(request.count or 100, MAX_LIST_MATCHES)
-        found = await self.run(self.arena.list_matches, request.ladder, status=status,
-                               start=request.start, count=count)
-        return apb.ListMatchesResponse(matches=[match_to_pb(m) for m in found])
+        page = await self.run(self.arena.match_page, request.ladder, status=status,
+                              start=request.start, count=count,
+                              newest_first=request.newest_first)
+        return apb.ListMatchesResponse(matches=[match_to_pb(m) for m in page.matches],
+                                       total=page.total, max_count=MAX_LIST_MATCHES)
 
     @_refusals
     async def GetMatch(self, request: apb.GetMatchRequest, context: Context) -> apb.Match:

@@ -122,10 +122,12 @@ class TrialRpcs:
     async def ListTrials(self, request: apb.ListTrialsRequest,
                          context: Context) -> apb.ListTrialsResponse:
         await self.user(context, required=False)
+        count = min(request.count or 100, MAX_LIST)
+        # One more than asked: whether the reply holds all of them.
         found = await self.run(Trials(self.arena).find, owner=request.owner or None,
-                               version=request.version or None,
-                               count=min(request.count or 100, MAX_LIST))
-        return apb.ListTrialsResponse(trials=[trial_to_pb(t) for t in found])
+                               version=request.version or None, count=count + 1)
+        return apb.ListTrialsResponse(trials=[trial_to_pb(t) for t in found[:count]],
+                                      more=len(found) > count)
 
     @refusals
     async def CancelTrial(self, request: apb.CancelTrialRequest,

@@ -2,8 +2,13 @@
 
 A horse removes its folder when the match ends; a horse that is killed (the worker's
 ``SIGKILL``, the OOM killer, a machine reboot of a persistent ``/tmp``) cannot, and the
-folder keeps both bots' sources. Each folder is named after its horse's pid, so a sweep
-removes those whose horse is gone.
+folder keeps both bots' sources. Each folder is named after its horse's pid, so:
+
+- the RQ worker process removes its horse's folders as soon as the horse has ended, however
+  it ended (:func:`remove_folders_of`: it reaps the horse, so it knows at once);
+- the ``tacocat worker`` supervisor sweeps every :data:`IDLE_SWEEP_EVERY` seconds, idle or
+  not, for the folders of horses whose whole worker died (:func:`sweep_if_due`);
+- a worker process sweeps as it starts, and before a job when the last sweep is old.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ log = logging.getLogger("tacocat.worker")
 PREFIXES: Final = ("tacocat-match-", "tacocat-smoke-")
 SWEEP_EVERY: Final = 60.0
 """Seconds between sweeps before jobs (a worker also sweeps once as it starts)."""
+IDLE_SWEEP_EVERY: Final = 3.0
+"""Seconds between the supervisor's sweeps (a listing of the temporary folder)."""
 _lock = threading.Lock()
 _last_sweep = 0.0
 
@@ -63,8 +70,24 @@ def sweep_match_folders(root: str | Path | None = None) -> list[str]:
     return removed
 
 
-def sweep_if_due(root: str | Path | None = None) -> list[str]:
-    """:func:`sweep_match_folders` when the last sweep is :data:`SWEEP_EVERY` s old."""
+def sweep_if_due(root: str | Path | None = None, every: float = SWEEP_EVERY) -> list[str]:
+    """:func:`sweep_match_folders` when the last sweep is ``every`` seconds old."""
     with _lock:
-        due = time.monotonic() - _last_sweep >= SWEEP_EVERY
+        due = time.monotonic() - _last_sweep >= every
     return sweep_match_folders(root) if due else []
+
+
+def remove_folders_of(pid: int, root: str | Path | None = None) -> list[str]:
+    """Remove the match folders of the process ``pid``, which has ended (its parent reaped
+    it); returns their names."""
+    folder = Path(root if root is not None else tempfile.gettempdir())
+    removed = []
+    for prefix in PREFIXES:
+        for entry in folder.glob(f"{prefix}{pid}-*"):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry.name)
+    if removed:
+        log.warning("removed the match folder(s) of work horse %d, which ended without "
+                    "removing them (killed?): %s", pid, ", ".join(removed))
+    return removed

@@ -8,12 +8,20 @@ the others wait to take over if the holder dies. The work is idempotent (a match
 and enqueued once, a live job is never enqueued again), so the lock only saves effort; a
 brief overlap after a lost lock does no harm.
 
-One pass: wait up to ``wait`` seconds for a tick request, then ``arena.tick``: schedule the
-ladders asked for (all of them after a quiet ``wait``) and hand out due smoke tests; and at
-most every ``wait`` seconds, over every ladder, re-enqueue orphaned matches: job gone, or
-running without a live lease, for longer than ``grace`` (the arena's default grace, 10 s,
-covers the gap between creating a match and enqueuing it; enqueuing here is idempotent, so
-the lease length is grace enough and a dead worker's match is re-run sooner).
+One pass: wait for a tick request (up to ``wait`` seconds, less when the lock must be
+renewed sooner: a third of its TTL), then ``arena.tick``: schedule the ladders asked for
+(all of them after ``wait`` quiet seconds) and hand out due smoke tests; and at most every ``wait``
+seconds, over every ladder, re-enqueue orphaned matches: job gone, or running without a live
+lease, for longer than ``grace`` (the arena's default grace, 10 s, covers the gap between
+creating a match and enqueuing it; enqueuing here is idempotent, so the lease length is
+grace enough and a dead worker's match is re-run sooner).
+
+The lock's TTL is the match lease (``tacocat worker`` passes it): a SIGKILLed dispatcher,
+which cannot give the lock up, is replaced no later than a dead worker's match is noticed.
+
+Losing the lock is logged with its cause, since the remedies differ: Redis refused or
+missed the renewals (a full disk, an outage: fix Redis), this process did not run for
+longer than the TTL (an overloaded or suspended host), or another process took the lock.
 """
 
 from __future__ import annotations
@@ -28,7 +36,9 @@ from typing import Final
 from redis.exceptions import LockError
 from redis.lock import Lock
 
-from tacocat.arena import Arena, TickReport
+from tacocat.arena import Arena, TickReport, as_unavailable
+from tacocat.arena.dispatch import ALL
+from tacocat.arena.dispatch import wait_for_tick as wait_for_requests
 from tacocat.arena.trials import Trials
 
 from .queue import DEFAULT_LEASE, MatchQueue
@@ -36,7 +46,7 @@ from .queue import DEFAULT_LEASE, MatchQueue
 log = logging.getLogger("tacocat.worker")
 
 DEFAULT_WAIT: Final = 5.0
-DEFAULT_LOCK_TTL: Final = 20.0
+DEFAULT_LOCK_TTL: Final = DEFAULT_LEASE
 DEFAULT_ORPHAN_TIMEOUT: Final = 6 * 3600.0
 """A match enqueued this long ago without a result is enqueued again even if its job looks
 alive. A safety net only: leases find dead jobs within seconds, and enqueuing a match whose
@@ -55,25 +65,49 @@ class Dispatcher:
                  lock_ttl: float = DEFAULT_LOCK_TTL, grace: float = DEFAULT_LEASE,
                  orphan_timeout: float | None = DEFAULT_ORPHAN_TIMEOUT,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if lock_ttl <= wait * 2:
-            raise ValueError(f"lock_ttl ({lock_ttl}) must exceed twice the wait ({wait}): "
-                             "the holder renews it once per pass")
+        if lock_ttl <= 0 or wait <= 0:
+            raise ValueError(f"lock_ttl ({lock_ttl}) and wait ({wait}) must be positive")
         self.arena = arena
         self.queue = queue
         self.wait = wait
+        self.lock_ttl = lock_ttl
+        self.renew_every = min(wait, lock_ttl / 3)
+        """The longest a pass blocks: three renewals per TTL, so one late pass keeps it."""
         self.orphan_timeout = orphan_timeout
         self.grace = grace
         self.clock = clock
         self._swept = -math.inf
+        self._quiet_since = -math.inf
+        self._renewed = -math.inf
+        self._refusal: str | None = None
+        """Why Redis refused or missed a write since the last renewal (None: it did not)."""
         self.lock = Lock(arena.redis, lock_key(arena.keys.prefix), timeout=lock_ttl,
                          thread_local=False)
         self.active = False
 
     def step(self) -> TickReport | None:
         """One pass if this process holds (or now takes) the lock; None otherwise."""
+        try:
+            return self._step()
+        except Exception as exc:
+            unavailable = as_unavailable(exc)
+            if unavailable is not None:
+                self._refusal = str(unavailable)
+            raise
+
+    def _step(self) -> TickReport | None:
         if not self._hold():
             return None
-        due = self.arena.wait_for_tick(self.wait)
+        asked = wait_for_requests(self.arena.redis, self.arena.keys, self.renew_every)
+        due: set[str] | None = asked - {ALL}
+        now = self.clock()
+        if asked:
+            self._quiet_since = now
+        # Every ladder when asked, or after ``wait`` quiet seconds (as when a pass blocked
+        # the whole ``wait``): a busy arena's requests name the ladders that changed.
+        if ALL in asked or (not asked and now - self._quiet_since >= self.wait):
+            self._quiet_since = now
+            due = None
         report = self.arena.tick(self.queue.enqueue_match, ladders_due=due,
                                  enqueue_smoke=self.queue.enqueue_smoke)
         Trials(self.arena).tick(self.queue.enqueue_match, job_alive=self.queue.job_alive,
@@ -97,18 +131,41 @@ class Dispatcher:
                 self.lock.release()
 
     def _hold(self) -> bool:
+        lost = ""
         if self.active:
             try:
                 self.lock.reacquire()
+                self._renewed, self._refusal = self.clock(), None
                 return True
             except LockError:
                 self.active = False
-                log.warning("dispatcher: lost the lock (this process stalled for longer than "
-                            "its TTL); another worker dispatches now")
+                lost = self._why_lost()
         if self.lock.acquire(blocking=False):
+            self._renewed, self._refusal = self.clock(), None
             self.active = True
-            log.info("dispatcher: active (scheduling, orphan re-enqueue, smoke tests)")
+            if lost:
+                log.warning("dispatcher: %s; took it again (no other dispatcher held it), "
+                            "dispatching again", lost)
+            else:
+                log.info("dispatcher: active (scheduling, orphan re-enqueue, smoke tests)")
+        elif lost:
+            log.warning("dispatcher: %s; another worker holds it now and dispatches", lost)
         return self.active
+
+    def _why_lost(self) -> str:
+        """Why the lock expired or changed hands, with what the operator should do."""
+        if self._refusal is not None:
+            return (f"lost the lock: its renewal could not be written ({self._refusal}); "
+                    "nothing was scheduled or re-enqueued meanwhile")
+        silent = self.clock() - self._renewed
+        if silent > self.lock_ttl:
+            return (f"lost the lock: this process did not run for {silent:.1f} s, longer "
+                    f"than the lock's {self.lock_ttl:g} s TTL (the host was overloaded or "
+                    "suspended: check its load, memory and swap)")
+        return (f"lost the lock {silent:.1f} s after renewing it (TTL {self.lock_ttl:g} s): "
+                "another process deleted or took it; check that every worker on this Redis "
+                "runs the same tacocat version and that nothing else writes "
+                f"{self.lock.name!r}")
 
 
 def _log_report(report: TickReport) -> None:

@@ -13,7 +13,9 @@ A match job (:func:`play_match`, the body is :func:`run_match`):
 5. ``arena.record_match`` (exactly once: a duplicate run's result is dropped there), which
    also schedules what became due, enqueuing it here; then each bot's stderr, for its owner
    (a failure there costs the logs, never the match);
-6. add the job's time split (games, bot starts, recording) to the worker counters.
+6. add the job's time split (games, bot starts, recording) to the worker counters, and
+   its bots' failures, unless another run recorded the match first (a refused duplicate
+   changes no failure count and no bot's stats).
 
 The worker process calls :func:`configure` once; the forked work horses inherit it. With
 metrics on, its :class:`JobContext` carries the process's
@@ -286,7 +288,8 @@ def _watched(step: Callable[..., None], *args: Any) -> None:
     try:
         step(*args)
     except ArenaError as exc:
-        log.warning("live view of a match: %s", exc)
+        log.warning("live view of a match: %s (the match goes on and will be recorded; only "
+                    "its watchers miss this update)", exc)
 
 
 def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> BotSpec:
@@ -322,7 +325,10 @@ def _count(arena: Arena, played: PlayedMatch, report: MatchReport) -> None:
     pipe.hincrby(key, "bot_starts", played.timings.starts)
     if report.outcome == "duplicate":
         pipe.hincrby(key, "duplicates", 1)
-    for side in played.sides:
+    # A run refused as a late duplicate (another run recorded the match first; it was often
+    # late because its host paused or lost it) blames no bot: its games count for nothing,
+    # and so do its faults. Its time above is work this worker did, blaming no one.
+    for side in played.sides if report.outcome == "recorded" else ():
         for failure in side.failures:
             pipe.hincrby(key, f"failures:{failure.fault.value}", 1)
         if side.gave_up is not None:
@@ -334,11 +340,13 @@ def _log_match(a: str, b: str, played: PlayedMatch, report: MatchReport) -> None
     faults = [f"{side.name} {', '.join(f'{f.fault.value}' for f in side.failures)}"
               + (" (gave up)" if side.gave_up else "")
               for side in played.sides if side.failures]
+    faults_word = "; failures (not counted: a duplicate's games count for nothing): " \
+        if report.outcome == "duplicate" else "; failures: "
     log.info("%s %s: %s vs %s, %d games, A %d-%d-%d (W-T-L) in %.2f s (games %.2f s, "
              "bot starts %.2f s, recording %.2f s)%s", report.outcome, report.match, a, b,
              report.games, report.wins, report.ties, report.losses, report.seconds,
              report.game_seconds, report.bot_start_seconds, report.record_seconds,
-             "; failures: " + "; ".join(faults) if faults else "")
+             faults_word + "; ".join(faults) if faults else "")
 
 
 # -- smoke tests -------------------------------------------------------------------------------

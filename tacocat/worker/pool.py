@@ -37,6 +37,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from tacocat.arena import Arena, as_unavailable
 
+from ._folders import IDLE_SWEEP_EVERY, sweep_if_due
 from .dispatcher import DEFAULT_WAIT, Dispatcher
 from .launch import pin_to, set_parent_death_signal, warm_bytecode, worker_cpu
 from .queue import MatchQueue
@@ -47,10 +48,6 @@ log = logging.getLogger("tacocat.worker")
 RESTART_BACKOFF: Final = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Seconds before restarting a worker that died, by how many times it died quickly."""
 QUICK_DEATH: Final = 10.0
-LOCK_TTL_WAITS: Final = 4
-"""The dispatcher lock's TTL in dispatcher passes (``--wait``): 20 s by default. A SIGKILLed
-dispatcher cannot give its lock up, so scheduling and the orphan sweep pause until the TTL
-runs out (the chaos suite's kill fault measures it); short waits make it short."""
 
 
 class _StopSignalError(Exception):
@@ -107,11 +104,15 @@ class WorkerPool:
                     match_queue=self.settings.match_queue, smoke_queue=self.settings.smoke_queue,
                     job_timeout=self.settings.job_timeout, stray_grace=self.settings.lease),
                     wait=self.wait,
-                    grace=self.settings.lease, lock_ttl=LOCK_TTL_WAITS * self.wait)
+                    # A SIGKILLed dispatcher cannot give its lock up: its successor takes
+                    # over within a lease, as a dead worker's match is re-run.
+                    grace=self.settings.lease, lock_ttl=self.settings.lease)
             if ready is not None:
                 ready(self)
             while not self._stopping:
                 self._supervise()
+                # Folders of horses that died with their whole worker, even on an idle host.
+                sweep_if_due(every=IDLE_SWEEP_EVERY)
                 self._dispatch_once(dispatcher)
         except _StopSignalError:
             pass
@@ -214,8 +215,11 @@ class WorkerPool:
                 child.quick_deaths = child.quick_deaths + 1 if quick else 0
                 delay = RESTART_BACKOFF[min(child.quick_deaths, len(RESTART_BACKOFF) - 1)]
                 child.restart_at = now + delay
-                log.warning("worker %d (pid %d) exited with %s; restarting in %.1f s",
-                            child.index, child.proc.pid, _status(code), delay)
+                log.warning("worker %d (pid %d) exited with %s; restarting in %.1f s%s",
+                            child.index, child.proc.pid, _status(code), delay,
+                            f" (it died within {QUICK_DEATH:.0f} s of starting "
+                            f"{child.quick_deaths} times in a row: the lines above say why)"
+                            if child.quick_deaths > 1 else "")
             if now >= child.restart_at:
                 fresh = self._spawn(child.index)
                 fresh.quick_deaths = child.quick_deaths
@@ -234,7 +238,8 @@ def run_dispatch_step(dispatcher: Dispatcher) -> bool:
         if unavailable is not None:
             log.error("dispatcher: %s; retrying", unavailable)
         else:
-            log.exception("dispatcher: pass failed; retrying")
+            log.exception("dispatcher: pass failed (a bug: please report it with this "
+                          "traceback); retrying, and the workers keep playing meanwhile")
     return False
 
 

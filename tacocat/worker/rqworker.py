@@ -36,7 +36,7 @@ from rq.job import Job
 
 from tacocat.arena import as_unavailable
 
-from ._folders import sweep_if_due, sweep_match_folders
+from ._folders import remove_folders_of, sweep_if_due, sweep_match_folders
 from .jobs import JobContext, configure
 from .launch import Launcher, pin_to, set_parent_death_signal, worker_cpu
 from .metrics import current as current_metrics
@@ -62,6 +62,7 @@ class ArenaWorker(Worker):
         super().__init__(*args, **kwargs)
         self.settings = settings
         self._lease: str | None = None
+        self._horse = 0
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         sweep_if_due()  # match folders of horses killed since (they hold bots' sources)
@@ -72,6 +73,10 @@ class ArenaWorker(Worker):
         try:
             super().execute_job(job, queue)
         finally:
+            if self._horse:
+                # The horse has ended and been reaped: a killed one left both bots' sources.
+                remove_folders_of(self._horse)
+                self._horse = 0
             seconds = time.perf_counter() - started
             if match is not None and (metrics := current_metrics()) is not None:
                 metrics.observe_match(match, seconds)
@@ -93,6 +98,10 @@ class ArenaWorker(Worker):
         self.connection.hset(self.key, "tacocat_sandbox",
                              self.settings.sandbox_problem or
                              ("ready" if self.settings.sandbox else "insecure"))
+
+    def fork_work_horse(self, job: Job, queue: Queue) -> None:
+        super().fork_work_horse(job, queue)
+        self._horse = self.horse_pid  # RQ forgets it as the horse ends
 
     def maintain_heartbeats(self, job: Job, execution: Execution) -> None:
         super().maintain_heartbeats(job, execution)

@@ -12,7 +12,7 @@ import redis as redis_py
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from tacocat.arena import Arena, ArenaError, MatchStatus, RedisUnavailable
+from tacocat.arena import Arena, ArenaError, MatchStatus, RedisUnavailable, decompress_replays
 from tacocat.arena._valkey import EmbeddedValkey
 
 from .helpers import Field, make_field, snapshot
@@ -144,3 +144,31 @@ def test_redis_killed_while_a_worker_records(valkey_factory: ValkeyFactory) -> N
     assert failures, "the outage should have interrupted the worker at least once"
     finish_and_check(field, [])
     client.close()
+
+
+def test_a_match_recorded_just_before_a_redis_kill_is_not_live_after_the_restart(
+        valkey_factory: ValkeyFactory) -> None:
+    server = valkey_factory()
+    server.start()
+    field, client = start_ladder(server)
+    arena = field.arena
+    recorded, playing = (arena.get_match(field.queue.pop(0)) for _ in range(2))
+    result = field.play(recorded)
+    for match in (recorded, playing):
+        arena.start_live(match, "worker-1")
+    arena.add_live_games(recorded, [r.dumps() for r in decompress_replays(result.replays)])
+    assert arena.record_match(recorded.id, result).recorded
+    # Killed before the worker's end_live could reach it: the record alone ended the entry.
+    server.kill()
+    server.start()
+    assert [m.id for m in arena.live_matches("main")] == [playing.id]
+    assert arena.live_match(recorded.id)[1] is None
+    assert arena.live_match(playing.id)[1] is not None
+
+    # A late duplicate run starts (and feeds) the live copy of a match recorded meanwhile:
+    # never shown, and its leftovers go at the first read.
+    arena.start_live(recorded, "worker-late")
+    assert [m.id for m in arena.live_matches("main")] == [playing.id]
+    assert arena.live_match(recorded.id)[1] is None
+    assert not client.exists(arena.keys.live_match("main", recorded.id),
+                             arena.keys.live_games("main", recorded.id))

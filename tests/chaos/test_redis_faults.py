@@ -33,6 +33,7 @@ def test_redis_killed_mid_ladder_keeps_every_acknowledged_result(cluster: Cluste
 
     assert counts.injections == 2
     assert counts.notes["acknowledged_lost"] == 0, counts
+    assert counts.notes["live_left"] == [], counts  # no finished match shown "live"
     _exactly_once(counts)
 
 
@@ -56,3 +57,7 @@ def test_a_full_redis_disk_is_reported_and_waited_out_then_the_ladder_resumes(
         assert "Redis refuses writes (MISCONF" in notes[where], (where, notes[where])
         assert "free space on the Redis host" in notes[where], (where, notes[where])
     assert notes["cli"].startswith("exit 1: tacocat submit: "), notes["cli"]
+    # A dispatcher whose lock lapsed while Redis refused writes says that, not "stalled".
+    if notes["dispatcher_lock_log"]:
+        assert "its renewal could not be written (Redis refuses writes" in \
+            notes["dispatcher_lock_log"], notes["dispatcher_lock_log"]

@@ -30,3 +30,5 @@ def test_restarting_serve_leaves_workers_alone_and_tells_live_clients_why(
     assert notes["live_while_down"].startswith("ConnectionLostError: "), notes
     assert "Connection refused" in notes["live_while_down"], notes
     assert notes["live_after"] == "ok: 2 games", notes
+    # `tacocat leaderboard --watch` said it reconnects, and goes on after the restart.
+    assert notes["watch_follower"].startswith("reconnected ("), notes

@@ -20,6 +20,7 @@ import redis as redis_py
 
 from tacocat.arena import Arena
 from tacocat.cli import build_parser, main
+from tacocat.sdk import ArenaClient
 
 from ..arena.helpers import HOUSE, play
 from .helpers import clean_env, tacocat
@@ -201,6 +202,46 @@ def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
     register = served.run("user", "register", "carl", cwd=tmp_path)
     assert register.returncode == 1 and "does not take registrations" in register.stderr
     assert "--open-registration" in register.stderr
+
+
+def test_the_latest_matches_of_a_ladder_of_over_a_thousand(served: Served) -> None:
+    arena = Arena(redis_py.Redis.from_url(served.redis_url))
+    admin = arena.authenticate(served.admin_token)
+    arena.create_ladder(admin, "big", games_per_pairing=2, games_per_match=2)
+    for i in range(47):  # 47 bots: 1,081 pairs, one match each
+        version = arena.submit_bot(admin, f"b{i:02d}", "bot.py", f"# bot {i}\n".encode())
+        arena.activate_version(version.id)
+        arena.join_ladder(admin, f"b{i:02d}", "big")
+    created: list[str] = []
+    arena.schedule("big", created.append, rounds_ahead=1)
+    assert len(created) == 1081
+    in_order = [m.id for m in arena.list_matches("big", count=2000)]
+    assert len(in_order) == 1081
+
+    shown = served.run("match", "--ladder", "big", "--count", "3")
+    assert shown.returncode == 0, shown.stderr
+    rows = [line.split()[0] for line in shown.stdout.splitlines()[2:]]
+    assert rows == in_order[-3:], shown.stdout  # the newest three, oldest of them first
+    assert "the latest 3 of 1,081 matches in big (--count N shows more)" in shown.stderr
+
+    # Past the server's 1,000 per request: the CLI fetches page after page.
+    listed = served.run("match", "--ladder", "big", "--count", "1050", "--json")
+    assert [m["id"] for m in json.loads(listed.stdout)] == in_order[-1050:]
+    assert "the latest 1,050 of 1,081 matches" in listed.stderr
+    everything = served.run("match", "--ladder", "big", "--count", "5000")
+    assert everything.returncode == 0, everything.stderr
+    assert len(everything.stdout.splitlines()) == 2 + 1081
+    assert "the latest" not in everything.stderr  # all of them: nothing to say
+
+    # The API pages from either end and says how many there are.
+    with ArenaClient(served.address) as client:
+        page = client.match_list("big", count=5000)
+        assert [m.id for m in page.matches] == in_order[:1000]
+        assert (page.total, page.max_count, page.partial) == (1081, 1000, True)
+        tail = client.match_list("big", start=1000, count=1000)
+        assert [m.id for m in tail.matches] == in_order[1000:] and tail.partial
+        newest = client.match_list("big", count=2, newest_first=True, start=1)
+        assert [m.id for m in newest.matches] == in_order[-2:-4:-1]
 
 
 def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) -> None:

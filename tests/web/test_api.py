@@ -27,6 +27,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from tacocat.arena import MatchStatus
 from tacocat.server.web import CSP, WebServer, WebSettings, create_app
+from tacocat.server.web._ladders import recent_fragment
 
 from .data import (
     HOSTILE,
@@ -114,6 +115,26 @@ def test_ladder_json_is_the_arenas_standings(ladder: Ladder, redis_url: str) -> 
         assert data["recent"][0]["seq"] == board.version
 
     run(ladder, redis_url, check)
+
+
+def test_the_matches_list_says_how_many_there_are_and_its_cap(ladder: Ladder,
+                                                               redis_url: str) -> None:
+    recorded = len(ladder.recorded())
+    newest = [e.match for e in ladder.arena.recent_matches("main", 2)]
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        data = await get_json(client, "/api/ladders/main/matches?count=2")
+        assert [m["match"] for m in data["matches"]] == newest  # the latest, newest first
+        assert data["total"] == recorded > 2 and data["max_count"] == 1000
+        asked_too_many = await get_json(client, "/api/ladders/main/matches?count=5000")
+        assert len(asked_too_many["matches"]) == recorded == asked_too_many["total"]
+
+    run(ladder, redis_url, check)
+    # The ladder page's list of recent matches says when it is not all of them.
+    latest = ladder.arena.recent_matches("main", 2)
+    assert f"The latest 2 of {recorded} matches; all of them: <code>tacocat match --ladder " \
+        f"main --count {recorded}</code>" in recent_fragment(latest, recorded, "main")
+    assert "The latest" not in recent_fragment(latest, 2, "main")
 
 
 def test_crosstable_has_every_pair_from_both_sides(ladder: Ladder, redis_url: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tacocat.arena import decompress_replays
-from tacocat.server.web import WebServer
+from tacocat.server.web import WebServer, WebSettings
 
 from .conftest import ServerThread
 from .data import Ladder, make_ladder
@@ -186,6 +186,25 @@ def test_ladder_badge_reaches_live_without_server_sent_events(
     match = ladder.record_next()
     page.wait_for_selector(f"main[data-version='{version + 1}']", timeout=15_000)
     assert page.locator(f"#recent tr[data-match='{match.id}']").count() == 1
+
+
+def test_ladder_page_says_it_reconnects_across_a_server_restart(
+        page: Any, ladder: Ladder, redis_url: str) -> None:
+    settings = WebSettings(ping_seconds=2.0, min_interval=0.05)
+    with ServerThread(WebServer(ladder.arena, redis_url, port=0, settings=settings)) as first:
+        url = first.url
+        page.goto(f"{url}/ladders/main")
+        page.wait_for_selector("#live[data-state=live]", timeout=15_000)
+    # Stopped: the page says so instead of going quiet.
+    page.wait_for_selector("#live[data-state=reconnecting]", timeout=15_000)
+    assert "lost the server; reconnecting" in page.inner_text("#live")
+    port = int(url.rsplit(":", 1)[1])
+    with ServerThread(WebServer(ladder.arena, redis_url, port=port, settings=settings)):
+        page.wait_for_selector("#live[data-state=live]", timeout=40_000)
+        version = int(page.get_attribute("main", "data-version"))
+        match = ladder.record_next()
+        page.wait_for_selector(f"main[data-version='{version + 1}']", timeout=20_000)
+        assert page.locator(f"#recent tr[data-match='{match.id}']").count() == 1
 
 
 def test_match_page_puts_the_replay_first_and_numbers_games_from_one(

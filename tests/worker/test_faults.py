@@ -7,16 +7,18 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 import redis as redis_py
 from rq.job import Job
 
-from tacocat.arena import MatchStatus
+from tacocat.arena import Arena, MatchStatus
 from tacocat.chaos.procs import cmdline
 from tacocat.engine import Fault, Reason
 from tacocat.worker import MatchQueue, match_job_id, worker_stats
+from tacocat.worker.dispatcher import lock_key
 from tacocat.worker.queue import MATCH_JOB, lease_key
 
 from .worker_helpers import (
@@ -28,7 +30,9 @@ from .worker_helpers import (
     good_bot,
     hostile_bot,
     make_field,
+    parent,
     slow_bot,
+    source,
     wait_decided,
     wait_for,
     wait_ladder_done,
@@ -65,25 +69,69 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
 
     wait_for(lambda: not any(alive(p) for p in family), 5,
              "the work horse and the bots to die with their worker")
+    # The killed horse could not remove its folder (both bots' sources): the supervisor's
+    # sweep (every 3 s) or the restarted worker's removes it within seconds.
+    wait_for(lambda: not any(f.exists() for f in horse_folders), 10,
+             "the dead horse's folder to be removed")
     wait_ladder_done(arena, "main", timeout=90)
     assert arena.get_match(match.id).status is MatchStatus.RECORDED
     assert [e.match for e in arena.recent_matches("main")] == [match.id]
     assert arena.ladder_status("main").games_played == 24
     assert "re-enqueued 1 orphaned match in main" in tree.text
     assert "exited with SIGKILL; restarting" in tree.text
-    # The killed horse could not remove its folder (both bots' sources): the restarted
-    # worker swept it as it started.
-    assert not [f for f in horse_folders if f.exists()]
+
+
+def _slow_ladder(redis: redis_py.Redis) -> Arena:
+    """Ladder ``main``: one match of 24 games between two active slow bots."""
+    field = make_field(redis)
+    field.arena.create_ladder(field.admin, "main", games_per_pairing=24, games_per_match=24)
+    for owner, tag in (("ann", "a"), ("bob", "b")):
+        field.arena.activate_version(field.submit(owner, "slow", slow_bot(tag, 0.004)))
+        field.join(owner, "slow", "main")
+    return field.arena
+
+
+def test_a_killed_work_horse_leaves_no_bot_source_on_disk_and_its_match_is_rerun(
+        redis: redis_py.Redis, trees: Trees) -> None:
+    arena = _slow_ladder(redis)
+    tree = trees(workers=1)
+    (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
+    holder = wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "a lease")
+    worker = int(holder.decode().rsplit("-", 2)[1])
+    horse = wait_for(lambda: [p for p in children_of(worker) if parent(p) == worker], 10,
+                     "the work horse")[0]
+    folders = wait_for(lambda: list(Path(tempfile.gettempdir()).glob(f"tacocat-match-{horse}-*")),
+                       10, "the horse's match folder")
+
+    os.kill(horse, signal.SIGKILL)
+
+    # The worker reaps its horse at once (RQ polls it every monitor interval, 1 s at most
+    # here) and removes what the horse could not.
+    wait_for(lambda: not any(f.exists() for f in folders), 5,
+             "the killed horse's folder (both bots' sources) to be removed")
+    assert alive(worker), "the worker survives its horse"
+    wait_ladder_done(arena, "main", timeout=90)
+    assert [e.match for e in arena.recent_matches("main")] == [match.id]
+    assert f"removed the match folder(s) of work horse {horse}" in tree.text
+
+
+def test_a_killed_dispatcher_is_replaced_within_a_lease(redis: redis_py.Redis,
+                                                          trees: Trees) -> None:
+    # A 5 s dispatcher pass (the default) and a 3 s lease: the lock lasts the lease, not
+    # four passes (20 s), so the other supervisor takes over within a few seconds.
+    first = trees("--wait", "5", workers=1)
+    wait_for(lambda: "dispatcher: active" in first.text, 20, "the first dispatcher")
+    assert 0 < redis.pttl(lock_key("tacocat:")) <= 3000
+    second = trees("--wait", "5", workers=1)
+    first.kill()  # SIGKILL of the whole tree: the lock is not given up
+    killed = time.monotonic()
+    wait_for(lambda: "dispatcher: active" in second.text, 20, "the second dispatcher")
+    assert time.monotonic() - killed < 3 + 1 + 4  # the lease, a poll, slack for the load
 
 
 def test_ctrl_c_stops_every_process_and_an_interrupted_match_is_rerun_later(
         redis: redis_py.Redis, trees: Trees) -> None:
-    field = make_field(redis)
-    arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=24, games_per_match=24)
-    for owner, tag in (("ann", "a"), ("bob", "b")):
-        arena.activate_version(field.submit(owner, "slow", slow_bot(tag, 0.004)))
-        field.join(owner, "slow", "main")
+    arena = _slow_ladder(redis)
     tree = trees("--grace", "0.5", workers=1)
     (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
     wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "the match to start")
@@ -135,6 +183,74 @@ def test_the_same_match_played_twice_at_once_is_recorded_once(
     assert [e.match for e in arena.recent_matches("main")] == [match.id]
     assert arena.ladder_status("main").games_played == 16
     assert worker_stats(redis)["duplicates"] == 1
+
+
+def _crashes_late(tag: str) -> bytes:
+    """A slow bot (a match long enough for two runs to overlap) that exits at its ninth game
+    against ``ann``: the same fault, at the same point, in every run of the match."""
+    return source(f"""
+        import os
+        import time
+
+        from tacocat.engine.bots import GreedyBot
+
+
+        started = []  # per process: the host may make a bot object per game
+
+
+        class CrashesLate(GreedyBot):
+            label = {tag!r}
+
+            def on_game_start(self, seat, ruleset, opponent):
+                started.append(opponent)
+                if len(started) >= 9 and "ann/" in opponent:
+                    os._exit(9)
+
+            def attack(self, obs):
+                time.sleep(0.003)
+                return super().attack(obs)
+    """)
+
+
+def test_a_run_refused_as_a_late_duplicate_changes_no_failure_count_and_no_bot_stats(
+        redis: redis_py.Redis, trees: Trees) -> None:
+    field = make_field(redis)
+    arena = field.arena
+    arena.create_ladder(field.admin, "main", games_per_pairing=16, games_per_match=16)
+    ann = field.submit("ann", "slow", slow_bot("a", 0.01))
+    bob = field.submit("bob", "crashy", _crashes_late("b"))
+    for owner, bot, version in (("ann", "slow", ann), ("bob", "crashy", bob)):
+        arena.activate_version(version)
+        field.join(owner, bot, "main")
+    queue = MatchQueue(redis)
+
+    def twice(match_id: str) -> None:
+        queue.enqueue_match(match_id)
+        queue.matches.enqueue_call(MATCH_JOB, args=(match_id,), job_id="again")
+
+    (match,) = arena.schedule("main", twice)
+    trees("--no-dispatch", "--max-strikes", "1", "--batch", "1", workers=2)
+
+    def finished() -> list[Job] | None:
+        found = Job.fetch_many([match_job_id(match.id), "again"], connection=redis)
+        done = all(j is not None and j.get_status() == "finished" for j in found)
+        return [j for j in found if j is not None] if done else None
+
+    runs = wait_for(finished, 60, "both runs of the match")
+    reports = {job.return_value()["outcome"]: job.return_value() for job in runs}
+    assert sorted(reports) == ["duplicate", "recorded"]
+    first, second = sorted(runs, key=lambda j: j.started_at)
+    assert second.started_at < first.ended_at, "the two runs did not overlap"
+    # Both runs saw bob crash once and give up: only the recorded run's crash counts.
+    side = "a" if match.a == bob else "b"
+    for report in reports.values():
+        assert report["forfeits"][side] == {"crash": 8}, report
+    stats = worker_stats(redis)
+    assert stats["duplicates"] == 1
+    assert stats["failures:crash"] == 1
+    assert stats["gave_up"] == 1
+    standing = arena.leaderboard("main").standing(bob)
+    assert standing is not None and standing.forfeits == {"crash": 8}, standing
 
 
 SMOKE_REASONS = {

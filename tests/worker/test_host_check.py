@@ -57,20 +57,20 @@ def test_check_says_what_is_missing_and_how_to_fix_it() -> None:
     assert "ok       controller memory" in done.stdout  # what works is still listed
 
 
-def test_a_worker_that_cannot_sandbox_refuses_to_start_and_says_why(redis_url: str) -> None:
+def test_a_worker_that_cannot_sandbox_refuses_to_start_and_says_why(
+        redis: redis_py.Redis, redis_url: str) -> None:
     started = time.monotonic()
     done = _tacocat("worker", "--redis-url", redis_url, "--workers", "1", env=NO_BWRAP)
     assert done.returncode == 2, done.stdout + done.stderr
     assert time.monotonic() - started < 30
     assert "this host cannot sandbox submitted bots" in done.stderr
     assert "MISSING  bubblewrap" in done.stderr and "--trust-owner" in done.stderr
-    assert not redis_py.Redis.from_url(redis_url).smembers("rq:workers")
+    assert not redis.smembers("rq:workers")
 
 
 def test_a_worker_without_a_sandbox_plays_only_its_owners_bots_and_says_so(
-        redis_url: str, trees: Trees) -> None:
-    redis = redis_py.Redis.from_url(redis_url)
-    field = make_field(redis)
+        redis: redis_py.Redis, trees: Trees) -> None:
+    field = make_field(redis)  # a fresh arena: the fixture empties the session's Valkey
     tree = trees("--trust-owner", "house", workers=1, env=NO_BWRAP)
     # Said once at start, with the fix.
     wait_for(lambda: "playing only the bots of house" in tree.text, 30, "the start-up warning")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from itertools import accumulate
@@ -29,6 +30,7 @@ from tacocat.worker import (
     run_match,
     run_smoke_test,
 )
+from tacocat.worker.dispatcher import lock_key
 from tacocat.worker.jobs import _LiveFeed
 from tacocat.worker.queue import lease_key, match_of_job
 
@@ -196,6 +198,63 @@ def test_one_dispatcher_is_active_at_a_time(redis: redis_py.Redis) -> None:
     assert second.step() is not None and first.step() is None
     time.sleep(1.2)  # a holder that stops renewing loses the lock to the next one
     assert first.step() is not None and not second._hold()
+
+
+def test_a_dispatcher_that_loses_its_lock_says_why_and_what_to_do(
+        redis: redis_py.Redis, caplog: pytest.LogCaptureFixture) -> None:
+    field = make_field(redis)
+    queue = MatchQueue(redis)
+    caplog.set_level(logging.INFO, "tacocat.worker")
+    chief = Dispatcher(field.arena, queue, wait=0.1, lock_ttl=1.0)
+
+    def told() -> str:
+        text = caplog.text
+        caplog.clear()
+        return text
+
+    # Stalled (here: not called) for longer than the TTL, with no other candidate.
+    assert chief.step() is not None
+    time.sleep(1.3)
+    assert chief.step() is not None
+    text = told()
+    assert "this process did not run for 1." in text and "longer than the lock's 1 s TTL" in text
+    assert "took it again (no other dispatcher held it)" in text
+    assert "another worker" not in text
+
+    # Redis refuses writes (here: it wants a replica it does not have) until the lock
+    # expires: that is what is said, not a stall.
+    redis.config_set("min-replicas-to-write", 1)
+    try:
+        with pytest.raises(redis_py.ResponseError, match="NOREPLICAS"):
+            chief.step()
+        time.sleep(1.3)
+    finally:
+        redis.config_set("min-replicas-to-write", 0)
+    assert chief.step() is not None
+    text = told()
+    assert "its renewal could not be written (Redis refuses writes (NOREPLICAS" in text
+    assert "nothing was scheduled or re-enqueued meanwhile" in text
+    assert "did not run" not in text and "took it again" in text
+
+    # Another process took it: say so, and who dispatches now.
+    other = Dispatcher(field.arena, queue, wait=0.1, lock_ttl=1.0)
+    redis.delete(lock_key("tacocat:"))
+    assert other.step() is not None
+    assert chief.step() is None
+    text = told()
+    assert "another process deleted or took it" in text
+    assert "another worker holds it now and dispatches" in text
+
+
+def test_the_dispatcher_lock_lasts_a_lease_and_is_renewed_thrice_per_ttl(
+        redis: redis_py.Redis) -> None:
+    field = make_field(redis)
+    chief = Dispatcher(field.arena, MatchQueue(redis), wait=10.0, lock_ttl=3.0)
+    started = time.monotonic()
+    assert chief.step() is not None
+    # A quiet pass blocks a third of the TTL, not the whole wait: the lock never lapses.
+    assert 0.5 < time.monotonic() - started < 6
+    assert 0 < redis.pttl(lock_key("tacocat:")) <= 3000
 
 
 def test_settings_travel_as_json_and_are_checked() -> None:

@@ -15,7 +15,8 @@ JSON::
     GET /api/ladders/{name}                   ladder, status, standings, recent matches
     GET /api/ladders/{name}/crosstable        pairwise records, scores and LOS
     GET /api/ladders/{name}/history           live Elo after every recorded match
-    GET /api/ladders/{name}/matches[?count=N] the results log, newest first
+    GET /api/ladders/{name}/matches[?count=N] the results log, newest first (N <= 1000;
+                                              "total": how many there are)
     GET /api/ladders/{name}/events            server-sent events: one ``update`` per change
     GET /api/ladders/{name}/update            the same update once (the page's fallback)
     GET /api/matches/{id}                     a match and its per-game results
@@ -40,7 +41,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 from urllib.parse import quote
 
 from aiohttp import web
@@ -72,6 +73,8 @@ class WebSettings:
     """How often a live viewer's stream looks for a newly finished game."""
 
 
+MAX_LISTED_MATCHES: Final = 1000
+"""The most matches ``/api/ladders/{name}/matches`` returns (a larger ``count`` is cut)."""
 ARENA: web.AppKey[Arena] = web.AppKey("arena", Arena)
 HUB: web.AppKey[LiveHub] = web.AppKey("hub", LiveHub)
 STATIC: web.AppKey[_render.Static] = web.AppKey("static", _render.Static)
@@ -322,10 +325,14 @@ async def api_history(request: web.Request) -> web.Response:
 
 
 async def api_ladder_matches(request: web.Request) -> web.Response:
-    count = _int_param(request, "count", _data.RECENT_MATCHES, 1, 1000)
-    log_entries = await _call(request.app[ARENA].recent_matches, request.match_info["name"],
-                              count)
-    return _json({"matches": [_data.log_json(e) for e in log_entries]})
+    count = _int_param(request, "count", _data.RECENT_MATCHES, 1, MAX_LISTED_MATCHES)
+    arena = request.app[ARENA]
+    name = request.match_info["name"]
+    log_entries = await _call(arena.recent_matches, name, count)
+    status = await _call(arena.ladder_status, name)
+    # "total" says when the list is not all of them; "max_count" is the most one asks for.
+    return _json({"matches": [_data.log_json(e) for e in log_entries],
+                  "total": status.matches_recorded, "max_count": MAX_LISTED_MATCHES})
 
 
 async def api_match(request: web.Request) -> web.Response:

@@ -99,7 +99,7 @@ def ladder_fragments(snap: LadderSnapshot) -> dict[str, str]:
         "standings": standings_fragment(snap),
         "chart": chart_fragment(snap),
         "crosstable": crosstable_fragment(snap),
-        "recent": recent_fragment(snap.recent),
+        "recent": recent_fragment(snap.recent, snap.status.matches_recorded, snap.ladder.name),
     }
 
 
@@ -339,9 +339,14 @@ def crosstable_fragment(snap: LadderSnapshot) -> str:
                      aria_label="Crosstable"), pager])
 
 
-def recent_fragment(recent: Sequence[LogEntry]) -> str:
+def recent_fragment(recent: Sequence[LogEntry], total: int = 0, ladder: str = "") -> str:
+    """The latest matches; when they are not all of them, a line saying so and where the
+    rest are."""
     if not recent:
         return tag("p", "No match recorded yet.", class_="empty")
+    more = tag("p", f"The latest {len(recent):,} of {total:,} matches; all of them: ",
+               tag("code", f"tacocat match --ladder {ladder} --count {total}"),
+               class_="capped") if total > len(recent) else ""
     rows = []
     for entry in recent:
         rows.append(tag(
@@ -360,4 +365,5 @@ def recent_fragment(recent: Sequence[LogEntry]) -> str:
     return tag("div", tag("table", tag("caption", "Recent matches, newest first",
                                        class_="sr-only"),
                           tag("thead", head), tag("tbody", *rows), class_="recent"),
-               class_="table-wrap", tabindex="0", role="region", aria_label="Recent matches")
+               more, class_="table-wrap", tabindex="0", role="region",
+               aria_label="Recent matches")

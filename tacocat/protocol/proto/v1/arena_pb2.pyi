@@ -1429,13 +1429,16 @@ class ListMatchesRequest(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     START_FIELD_NUMBER: _builtins.int
     COUNT_FIELD_NUMBER: _builtins.int
+    NEWEST_FIRST_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     status: Global___MatchStatus.ValueType
     """UNSPECIFIED: any"""
     start: _builtins.int
-    """in creation order"""
+    """in creation order (newest_first: counted from the newest)"""
     count: _builtins.int
-    """0: 100; at most 1000"""
+    """0: 100; at most 1000 (the reply's max_count)"""
+    newest_first: _builtins.bool
+    """page from the newest match back (the latest N: start 0)"""
     def __init__(
         self,
         *,
@@ -1443,10 +1446,11 @@ class ListMatchesRequest(_message.Message):
         status: Global___MatchStatus.ValueType = ...,
         start: _builtins.int = ...,
         count: _builtins.int = ...,
+        newest_first: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "ladder", b"ladder", "start", b"start", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "ladder", b"ladder", "newest_first", b"newest_first", "start", b"start", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1457,16 +1461,26 @@ class ListMatchesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    MAX_COUNT_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    """matches the filter selects, all pages together"""
+    max_count: _builtins.int
+    """the most one reply holds: page with start for more"""
     @_builtins.property
-    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___Match]: ...
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___Match]:
+        """in the order asked for"""
+
     def __init__(
         self,
         *,
         matches: _abc.Iterable[Global___Match] | None = ...,
+        total: _builtins.int = ...,
+        max_count: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "max_count", b"max_count", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1842,16 +1856,20 @@ class ListTrialsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TRIALS_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
+    more: _builtins.bool
+    """more tests match than this reply holds (count, at most 1000)"""
     @_builtins.property
     def trials(self) -> _containers.RepeatedCompositeFieldContainer[Global___Trial]: ...
     def __init__(
         self,
         *,
         trials: _abc.Iterable[Global___Trial] | None = ...,
+        more: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["trials", b"trials"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["more", b"more", "trials", b"trials"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -3,7 +3,8 @@
 // Each "update" event carries the ladder's version and the page fragments, rendered (and
 // escaped) by the server with the same code as the first page load; this script only swaps
 // them in. An update older than what the page shows is ignored; rows whose content changed
-// flash briefly. EventSource reconnects by itself; the badge says whether we are live.
+// flash briefly. The stream is opened again after a server restart; the badge says whether
+// we are live or reconnecting.
 "use strict";
 
 (function () {
@@ -67,7 +68,7 @@
         const at = new Date(update.at * 1000).toLocaleTimeString();
         setLive("live", "live (polling) · updated " + at);
       })
-      .catch(() => setLive("reconnecting", "offline"));
+      .catch(() => setLive("reconnecting", "lost the server; reconnecting…"));
   }
   function startPolling() {
     if (streaming || poller !== null) return;
@@ -80,25 +81,41 @@
     startPolling();
     return;
   }
-  const source = new EventSource(main.dataset.events);
-  source.addEventListener("open", () => {
-    streaming = true;
-    if (poller !== null) window.clearInterval(poller);
-    poller = null;
-    setLive("live", "live");
-  });
+  let source = null;
+  let failures = 0;
+  function connect() {
+    source = new EventSource(main.dataset.events);
+    source.addEventListener("open", () => {
+      streaming = true;
+      failures = 0;
+      if (poller !== null) window.clearInterval(poller);
+      poller = null;
+      setLive("live", "live");
+    });
 
-  source.addEventListener("error", () => {
-    streaming = false;
-    window.setTimeout(startPolling, 3000);
-    setLive("reconnecting", source.readyState === EventSource.CLOSED ? "offline" : "reconnecting…");
-  });
-  source.addEventListener("update", (event) => {
-    try {
-      apply(JSON.parse(event.data));
-    } catch (err) {
-      console.error("bad live update", err);
-    }
-  });
-  window.addEventListener("pagehide", () => source.close());
+    // A server restart: EventSource retries by itself, unless it gave up (CLOSED: the
+    // server answered with an error while starting), when it is opened again here, less
+    // and less often; polling fills in meanwhile.
+    source.addEventListener("error", () => {
+      streaming = false;
+      window.setTimeout(startPolling, 3000);
+      if (source.readyState === EventSource.CLOSED) {
+        failures += 1;
+        const wait = Math.min(1000 * 2 ** failures, 30000);
+        window.setTimeout(connect, wait);
+        setLive("reconnecting", "lost the server; reconnecting in " + wait / 1000 + " s…");
+      } else {
+        setLive("reconnecting", "lost the server; reconnecting…");
+      }
+    });
+    source.addEventListener("update", (event) => {
+      try {
+        apply(JSON.parse(event.data));
+      } catch (err) {
+        console.error("bad live update", err);
+      }
+    });
+  }
+  connect();
+  window.addEventListener("pagehide", () => source && source.close());
 })();

@@ -12,16 +12,23 @@
   };
   const sign = (x, digits) => (x >= 0 ? "+" : "") + x.toFixed(digits);
 
+  let failures = 0;
   async function poll() {
     let data;
     try {
       const response = await fetch(main.dataset.poll, { cache: "no-store" });
-      if (!response.ok) throw new Error(String(response.status));
+      if (!response.ok) throw new Error("HTTP " + response.status);
       data = await response.json();
     } catch (error) {
-      window.setTimeout(poll, every * 2);
+      // The server is away (a restart): say so, and try again less and less often.
+      failures += 1;
+      const wait = Math.min(every * 2 ** failures, 30000);
+      set("#trial-line", "The server does not answer (" + error.message + "); reconnecting in " +
+          Math.round(wait / 1000) + " s…");
+      window.setTimeout(poll, wait);
       return;
     }
+    failures = 0;
     set("[data-field=games]", data.games.toLocaleString("en"));
     set("[data-field=score]", data.score.toFixed(3));
     set("[data-field=elo]", sign(data.elo, 1) + " ± " + data.elo_margin.toFixed(1));
