@@ -171,6 +171,8 @@ class LiveSeat:
         self.conn = conn
         self.time_limit = time_limit
         self.on_decision = on_decision
+        self.spent = 0.0
+        """Seconds from each request to its answer, the network included: the time bank's."""
         self.feed = SeatFeed(time_limit)
         self._queue: list[bytes] = []
         self._asked: list[int] = []
@@ -248,8 +250,10 @@ class LiveSeat:
 
     def _answered(self, answer: Answer) -> Answer:
         """``answer``, once its time since it was asked went to ``on_decision``."""
+        took = max(0.0, asyncio.get_running_loop().time() - self._sent_at)
+        self.spent += took
         if self.on_decision is not None:
-            self.on_decision(max(0.0, asyncio.get_running_loop().time() - self._sent_at))
+            self.on_decision(took)
         return answer
 
     def restart(self) -> None:
