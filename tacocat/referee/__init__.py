@@ -49,7 +49,7 @@ from ._policy import (
     match_bank,
     match_bound,
 )
-from ._seats import DecisionTimer, InProcessSeat, ProcessSeat, Seat
+from ._seats import PROGRESS_LIMITS, DecisionTimer, InProcessSeat, ProcessSeat, Seat
 
 __all__ = [
     "BANK_LIMITS_PER_GAME",
@@ -57,6 +57,7 @@ __all__ = [
     "DEFAULT_MAX_STRIKES",
     "DETAIL_LIMIT",
     "INBOX_LIMIT",
+    "PROGRESS_LIMITS",
     "Answer",
     "Connection",
     "DecisionTimer",

@@ -57,6 +57,7 @@ from tacocat.engine import (
 from tacocat.protocol import MAX_BATCH
 
 from ._folders import match_folder
+from .bounds import MatchTimeouts
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
 from .queue import MatchQueue, stats_key
@@ -122,9 +123,11 @@ def _job_arena() -> tuple[Arena, MatchQueue]:
                            "run_smoke_test directly otherwise")
     redis: Redis = job.connection
     settings = _context.settings
-    return Arena(redis, prefix=settings.prefix), MatchQueue(
+    arena = Arena(redis, prefix=settings.prefix)
+    return arena, MatchQueue(
         redis, prefix=settings.prefix, match_queue=settings.match_queue,
-        smoke_queue=settings.smoke_queue, job_timeout=settings.job_timeout)
+        smoke_queue=settings.smoke_queue, job_timeout=settings.job_timeout,
+        match_timeout=MatchTimeouts(arena, settings))
 
 
 # -- matches -----------------------------------------------------------------------------------
@@ -216,6 +219,7 @@ def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
                 for version, side in ((a, "a"), (b, "b"))]
         with MatchPlayer(ctx.launcher, bots[0], bots[1], rules, time_limit=time_limit,
                          max_strikes=settings.max_strikes,
+                         bank_limits_per_game=settings.bank_limits_per_game,
                          batch=min(batch or settings.batch, MAX_BATCH),
                          startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:

@@ -37,6 +37,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from tacocat.arena import Arena, as_unavailable
 
+from .bounds import MatchTimeouts
 from .dispatcher import DEFAULT_WAIT, Dispatcher
 from .launch import pin_to, set_parent_death_signal, warm_bytecode, worker_cpu
 from .queue import MatchQueue
@@ -105,7 +106,8 @@ class WorkerPool:
                 dispatcher = Dispatcher(arena, MatchQueue(
                     arena.redis, prefix=self.settings.prefix,
                     match_queue=self.settings.match_queue, smoke_queue=self.settings.smoke_queue,
-                    job_timeout=self.settings.job_timeout, stray_grace=self.settings.lease),
+                    job_timeout=self.settings.job_timeout, stray_grace=self.settings.lease,
+                    match_timeout=MatchTimeouts(arena, self.settings)),
                     wait=self.wait,
                     grace=self.settings.lease, lock_ttl=LOCK_TTL_WAITS * self.wait)
             if ready is not None:
