@@ -13,7 +13,9 @@ ladders asked for (all of them after a quiet ``wait``) and hand out due smoke te
 most every ``wait`` seconds, over every ladder, re-enqueue orphaned matches: job gone, or
 running without a live lease, for longer than ``grace`` (the arena's default grace, 10 s,
 covers the gap between creating a match and enqueuing it; enqueuing here is idempotent, so
-the lease length is grace enough and a dead worker's match is re-run sooner).
+the lease length is grace enough and a dead worker's match is re-run sooner). An orphan
+whose runs failed the same way ``max_failures`` times is aborted instead
+(:mod:`tacocat.worker.failures`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from redis.lock import Lock
 from tacocat.arena import Arena, TickReport
 from tacocat.arena.trials import Trials
 
+from .failures import DEFAULT_MAX_FAILURES, abort_reason, count_failure, last_failure
 from .queue import DEFAULT_LEASE, MatchQueue
 
 log = logging.getLogger("tacocat.worker")
@@ -54,6 +57,7 @@ class Dispatcher:
     def __init__(self, arena: Arena, queue: MatchQueue, *, wait: float = DEFAULT_WAIT,
                  lock_ttl: float = DEFAULT_LOCK_TTL, grace: float = DEFAULT_LEASE,
                  orphan_timeout: float | None = DEFAULT_ORPHAN_TIMEOUT,
+                 max_failures: int = DEFAULT_MAX_FAILURES,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if lock_ttl <= wait * 2:
             raise ValueError(f"lock_ttl ({lock_ttl}) must exceed twice the wait ({wait}): "
@@ -62,6 +66,7 @@ class Dispatcher:
         self.queue = queue
         self.wait = wait
         self.orphan_timeout = orphan_timeout
+        self.max_failures = max_failures
         self.grace = grace
         self.clock = clock
         self._swept = -math.inf
@@ -83,11 +88,27 @@ class Dispatcher:
             requeued = {}
             for ladder in self.arena.list_ladders():
                 requeued[ladder.name] = self.arena.requeue_orphans(
-                    ladder.name, self.queue.requeue_match, timeout=self.orphan_timeout,
+                    ladder.name, self._rerun_or_abort, timeout=self.orphan_timeout,
                     job_alive=self.queue.job_alive, grace=self.grace)
             report = TickReport(report.scheduled, requeued, report.smoke_tests)
         _log_report(report)
         return report
+
+    def _rerun_or_abort(self, match_id: str) -> bool:
+        """An orphan: count how its last run failed (:mod:`tacocat.worker.failures`), and run
+        it again, unless it failed that way ``max_failures`` times: then abort it."""
+        failure = last_failure(self.arena.redis, match_id)
+        if failure is not None:
+            count = count_failure(self.arena.redis, self.arena.keys.prefix, match_id, failure)
+            if count >= self.max_failures:
+                reason = abort_reason(failure, count)
+                if self.arena.abort_match(match_id, reason):
+                    log.error("aborted match %s: %s. Its bots' owners see this reason; look "
+                              "at the worker logs for what failed", match_id, reason)
+                    return False
+            log.warning("match %s runs again (%s; %d time%s)", match_id, failure.description,
+                        count, "s" * (count != 1))
+        return self.queue.requeue_match(match_id)
 
     def release(self) -> None:
         """Give the lock up (at shutdown), so another dispatcher takes over at once."""
