@@ -418,7 +418,8 @@ class ArenaClient(TrialCalls):
         """The ladder's matches in creation order (``status``: only those)."""
         wanted = {MatchStatus.SCHEDULED: apb.MATCH_STATUS_SCHEDULED,
                   MatchStatus.RECORDED: apb.MATCH_STATUS_RECORDED,
-                  MatchStatus.CANCELLED: apb.MATCH_STATUS_CANCELLED}
+                  MatchStatus.CANCELLED: apb.MATCH_STATUS_CANCELLED,
+                  MatchStatus.ABORTED: apb.MATCH_STATUS_ABORTED}
         request = apb.ListMatchesRequest(
             ladder=ladder, start=start, count=count,
             status=wanted[status] if status is not None else apb.MATCH_STATUS_UNSPECIFIED)

@@ -14,6 +14,7 @@ from rq.job import Job
 from tacocat.arena import MatchStatus
 from tacocat.engine import Fault, Reason
 from tacocat.referee import match_bound
+from tacocat.server.metrics import ArenaCollector
 from tacocat.worker import Dispatcher, JobContext, Launcher, MatchQueue, WorkerSettings, run_match
 from tacocat.worker.bounds import MatchTimeouts, job_timeout
 from tacocat.worker.failures import failures_key
@@ -118,6 +119,11 @@ def test_a_match_that_keeps_failing_is_aborted_after_three_runs_and_the_ladder_g
     assert not queue.job_alive(match_id)
     status = field.arena.ladder_status("main")
     assert status.matches_aborted == 1 and status.games_aborted == 2
+    # Operators see it in /metrics (the alert TacocatMatchesAborted watches this counter).
+    collector = ArenaCollector(redis, prefix=field.arena.keys.prefix)
+    metrics = {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+               for family in collector.collect() for sample in family.samples}
+    assert metrics[("tacocat_matches_total", (("ladder", "main"), ("outcome", "aborted")))] == 1
     # The ladder goes on: its next round is scheduled without the aborted match.
     time.sleep(0.15)
     dispatcher.step()
