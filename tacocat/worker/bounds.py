@@ -31,7 +31,7 @@ JOB_MARGIN_SECONDS: Final = 60.0
 room for a machine several times slower than the bound's."""
 STALL_MARGIN_SECONDS: Final = 30.0
 """Beyond one step's worst case before a silent horse counts as stalled: recording and a
-refit on a busy Redis happen between two decisions too."""
+refit on a busy Redis happen between two decisions too (``WorkerSettings.stall_margin``)."""
 
 
 def job_timeout(time_limit: float, games: int, *, batch: int, startup_timeout: float,
@@ -42,13 +42,14 @@ def job_timeout(time_limit: float, games: int, *, batch: int, startup_timeout: f
     return math.ceil(bound * JOB_MARGIN_FACTOR + JOB_MARGIN_SECONDS)
 
 
-def stall_seconds(time_limit: float, *, batch: int, startup_timeout: float) -> float:
+def stall_seconds(time_limit: float, *, batch: int, startup_timeout: float,
+                  margin: float = STALL_MARGIN_SECONDS) -> float:
     """The longest a working horse goes without answering a decision: a frame's answers
     come every :data:`~tacocat.referee.PROGRESS_LIMITS` limits or it breaks, a process start
     takes ``startup_timeout`` at most, a frame ``batch`` limits; twice the worst plus
-    :data:`STALL_MARGIN_SECONDS`."""
+    ``margin``."""
     step = max(startup_timeout, batch * time_limit, PROGRESS_LIMITS * time_limit)
-    return 2 * step + STALL_MARGIN_SECONDS
+    return 2 * step + margin
 
 
 class MatchTimeouts:

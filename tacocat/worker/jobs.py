@@ -56,8 +56,9 @@ from tacocat.engine import (
 )
 from tacocat.protocol import MAX_BATCH
 
+from . import progress
 from ._folders import match_folder
-from .bounds import MatchTimeouts
+from .bounds import MatchTimeouts, stall_seconds
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
 from .queue import MatchQueue, stats_key
@@ -214,31 +215,35 @@ def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
     settings = ctx.settings
     timed = _decision_hook(ctx.metrics.observe_decision if ctx.metrics is not None else None,
                            on_progress)
+    batch = min(batch or settings.batch, MAX_BATCH)
+    progress.expect(stall_seconds(time_limit, batch=batch, startup_timeout=settings.startup_timeout,
+                                  margin=settings.stall_margin))
     with match_folder() as folder:
         bots = [_unpack(arena, version, Path(folder) / side)
                 for version, side in ((a, "a"), (b, "b"))]
         with MatchPlayer(ctx.launcher, bots[0], bots[1], rules, time_limit=time_limit,
                          max_strikes=settings.max_strikes,
                          bank_limits_per_game=settings.bank_limits_per_game,
-                         batch=min(batch or settings.batch, MAX_BATCH),
+                         batch=batch,
                          startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
             return player.play(schedule, on_game=on_game)
 
 
 def _decision_hook(timed: Callable[[float], None] | None,
-                   on_progress: Callable[[], None] | None) -> Callable[[float], None] | None:
-    """The seats' per-decision callback: the metrics' timer, then ``on_progress``."""
-    if on_progress is None:
-        return timed
-    if timed is None:
-        return lambda seconds: on_progress()
+                   on_progress: Callable[[], None] | None) -> Callable[[float], None]:
+    """The seats' per-decision callback: the metrics' timer, the horse's beat for its
+    worker (:mod:`tacocat.worker.progress`), then ``on_progress``."""
+    beat = progress.beat
 
-    def both(seconds: float) -> None:
-        timed(seconds)
-        on_progress()
+    def hook(seconds: float) -> None:
+        if timed is not None:
+            timed(seconds)
+        beat()
+        if on_progress is not None:
+            on_progress()
 
-    return both
+    return hook
 
 
 LIVE_SEND_SECONDS: Final = 0.25

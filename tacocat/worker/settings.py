@@ -47,6 +47,9 @@ class WorkerSettings:
     lease: float = DEFAULT_LEASE
     """Seconds a running match's lease lasts without renewal (orphan detection time)."""
     job_timeout: int = DEFAULT_JOB_TIMEOUT
+    stall_margin: float = 30.0
+    """Seconds beyond a match step's worst case that its work horse may go without progress
+    before its worker kills it as stalled (:mod:`tacocat.worker.progress`)."""
     smoke_games: int = 2
     """Games of a smoke test (a duplicate pair: the new version plays both seats)."""
     smoke_decision_seconds: float = 1.0
@@ -68,7 +71,7 @@ class WorkerSettings:
                              f"got {self.pinning!r}")
         if self.smoke_games < 2 or self.smoke_games % 2:
             raise ValueError(f"smoke_games must be even and >= 2, got {self.smoke_games}")
-        for name in ("lease", "startup_timeout", "smoke_decision_seconds"):
+        for name in ("lease", "startup_timeout", "smoke_decision_seconds", "stall_margin"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.lease < 3:

@@ -1,0 +1,77 @@
+"""A work horse's progress, seen by its worker: how a stalled horse is found.
+
+The worker's main process renews a running match's lease while its work horse plays; a horse
+that stops (SIGSTOP, a hung system call, a deadlock) would keep its match for the job's
+whole timeout, lease renewed all along. So the horse beats, and the worker watches:
+
+- :class:`Progress` is a few bytes of memory shared by the worker and every horse it forks
+  (an anonymous shared mapping made before the fork): the time of the horse's last beat
+  and how long it may go without one;
+- the horse beats at every decision its match's seats answer (the jobs' decision hook) and
+  sets its limit once it knows its match (:func:`expect`):
+  :func:`~tacocat.worker.bounds.stall_seconds`, twice the longest a working step takes
+  (a frame's progress deadline, a bot's start) plus a margin;
+- the worker, each time it would renew the lease (every third of a lease), asks
+  :meth:`Progress.stalled_for`; once the horse is past its limit, the worker marks the job
+  stalled (:data:`~tacocat.worker.failures.STALLED_META`), kills the horse (SIGKILL stops a
+  stopped process too) and stops renewing the lease. The dispatcher then runs the match
+  again, on any worker, and counts the stall (:mod:`tacocat.worker.failures`).
+
+A beat costs a clock read and an 8-byte write (well under a microsecond; a decision costs
+tens). ``time.monotonic`` is one clock for every process of the machine.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import time
+from typing import Final
+
+_LAYOUT: Final = struct.Struct("dd")
+"""The last beat (``time.monotonic``), then the seconds the horse may go without one."""
+
+
+class Progress:
+    """The shared beat of one worker's horses (one job at a time)."""
+
+    def __init__(self) -> None:
+        self._memory = mmap.mmap(-1, _LAYOUT.size)  # anonymous and shared: seen across fork
+
+    def reset(self, stall_seconds: float) -> None:
+        """Before a job's fork: a beat now, and the limit until the horse sets its own."""
+        _LAYOUT.pack_into(self._memory, 0, time.monotonic(), stall_seconds)
+
+    def beat(self) -> None:
+        struct.pack_into("d", self._memory, 0, time.monotonic())
+
+    def expect(self, stall_seconds: float) -> None:
+        """The horse's limit from now on (and a beat)."""
+        _LAYOUT.pack_into(self._memory, 0, time.monotonic(), stall_seconds)
+
+    def stalled_for(self) -> float | None:
+        """Seconds since the last beat once past the limit; None while the horse is fine."""
+        last, limit = _LAYOUT.unpack_from(self._memory, 0)
+        quiet = time.monotonic() - last
+        return quiet if quiet > limit else None
+
+
+_current: Progress | None = None
+
+
+def attach(progress: Progress | None) -> None:
+    """In the horse, right after the fork: where :func:`beat` and :func:`expect` write."""
+    global _current
+    _current = progress
+
+
+def beat() -> None:
+    """The horse made progress (a no-op outside a watched horse)."""
+    if _current is not None:
+        _current.beat()
+
+
+def expect(stall_seconds: float) -> None:
+    """The horse's match is known: it may go this long between two beats."""
+    if _current is not None:
+        _current.expect(stall_seconds)
