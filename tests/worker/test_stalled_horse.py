@@ -69,7 +69,7 @@ def test_a_stopped_horse_is_killed_and_its_match_runs_again(redis: redis_py.Redi
 
         wait_for(recorded, 120, "the match to be recorded after the stall")
         took = time.monotonic() - paused
-        print(f"match recorded {took:.1f} s after its horse was stopped")  # noqa: T201
+        print(f"match recorded {took:.1f} s after its horse was stopped")
         limit = stall_seconds(0.5, batch=1, startup_timeout=3, margin=2)  # 8 s
         # Found within its limit plus a lease (the check runs at each renewal), re-run, and
         # recorded: far from the job timeout that used to free it.
