@@ -376,6 +376,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         timed = ctx.metrics.observe_decision if ctx.metrics is not None else None
         with MatchPlayer(ctx.launcher, candidate, opponent, STANDARD,
                          time_limit=settings.smoke_decision_seconds, max_strikes=1,
+                         bank_limits_per_game=settings.bank_limits_per_game,
                          batch=settings.smoke_games, startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
             played = player.play(duplicate_pairs(settings.smoke_games, f"smoke/{version_id}"))

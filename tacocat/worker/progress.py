@@ -24,36 +24,39 @@ tens). ``time.monotonic`` is one clock for every process of the machine.
 from __future__ import annotations
 
 import mmap
-import struct
 import time
 from typing import Final
 
-_LAYOUT: Final = struct.Struct("dd")
-"""The last beat (``time.monotonic``), then the seconds the horse may go without one."""
+_DOUBLE: Final = 8
+"""Bytes of each slot: the last beat (``time.monotonic``), then the seconds the horse may go
+without one."""
 
 
 class Progress:
     """The shared beat of one worker's horses (one job at a time)."""
 
     def __init__(self) -> None:
-        self._memory = mmap.mmap(-1, _LAYOUT.size)  # anonymous and shared: seen across fork
+        memory = mmap.mmap(-1, 2 * _DOUBLE)  # anonymous and shared: seen across fork
+        # Two doubles as a typed view: a beat is one item store (~0.1 us against ~0.35 us
+        # through struct.pack_into; the horse beats at every decision).
+        self._slots = memoryview(memory).cast("d")
 
     def reset(self, stall_seconds: float) -> None:
         """Before a job's fork: a beat now, and the limit until the horse sets its own."""
-        _LAYOUT.pack_into(self._memory, 0, time.monotonic(), stall_seconds)
+        self.expect(stall_seconds)
 
     def beat(self) -> None:
-        struct.pack_into("d", self._memory, 0, time.monotonic())
+        self._slots[0] = time.monotonic()
 
     def expect(self, stall_seconds: float) -> None:
         """The horse's limit from now on (and a beat)."""
-        _LAYOUT.pack_into(self._memory, 0, time.monotonic(), stall_seconds)
+        self._slots[1] = stall_seconds
+        self._slots[0] = time.monotonic()
 
     def stalled_for(self) -> float | None:
         """Seconds since the last beat once past the limit; None while the horse is fine."""
-        last, limit = _LAYOUT.unpack_from(self._memory, 0)
-        quiet = time.monotonic() - last
-        return quiet if quiet > limit else None
+        quiet = time.monotonic() - self._slots[0]
+        return quiet if quiet > self._slots[1] else None
 
 
 _current: Progress | None = None
