@@ -21,7 +21,14 @@ from tacocat.worker.failures import failures_key
 from tacocat.worker.queue import match_job_id
 from tacocat.worker.rqworker import ArenaWorker
 
-from .worker_helpers import SANDBOX, ArenaField, exits_at_import, good_bot, make_field
+from .worker_helpers import (
+    SANDBOX,
+    ArenaField,
+    exits_at_import,
+    good_bot,
+    make_field,
+    slow_bot,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -129,3 +136,29 @@ def test_a_match_that_keeps_failing_is_aborted_after_three_runs_and_the_ladder_g
     dispatcher.step()
     later = field.arena.list_matches("main")
     assert [m.round for m in later if m.status is MatchStatus.SCHEDULED] == [2], later
+
+
+def test_a_match_that_keeps_running_past_its_job_timeout_is_aborted_with_that_reason(
+        redis: redis_py.Redis) -> None:
+    # Issue 30's loop: killed at its job timeout, re-queued, killed again, forever. Here
+    # the timeout is forced below what the match needs (real ones derive from its bound).
+    field = make_field(redis)
+    match_id = _ladder(field, slow_bot("a", 0.05), slow_bot("b", 0.05), games_per_pairing=2,
+                       games_per_match=2, decision_seconds=0.5)
+    settings = WorkerSettings(lease=3, sandbox=SANDBOX, prefix=field.arena.keys.prefix)
+    queue = MatchQueue(redis, match_timeout=lambda _: 1)
+    assert queue.enqueue_match(match_id)
+    dispatcher = Dispatcher(field.arena, queue, wait=0.1, lock_ttl=1.0, grace=0.01)
+    from tacocat.worker.jobs import configure  # noqa: PLC0415 - the horse's job context
+
+    configure(JobContext(settings, Launcher(settings.sandbox_policy(), sandbox=SANDBOX),
+                         "test"))
+    for run in range(1, 4):
+        ArenaWorker([queue.matches], connection=redis, settings=settings,
+                    name=f"timeout-test-{run}").work(burst=True)
+        time.sleep(0.15)
+        dispatcher.step()
+    match = field.arena.get_match(match_id)
+    assert match.status is MatchStatus.ABORTED, match
+    assert match.reason.startswith("it ran past its job timeout of 1 s; 3 runs failed"), \
+        match.reason
