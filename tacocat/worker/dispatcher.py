@@ -67,6 +67,8 @@ class Dispatcher:
         self.wait = wait
         self.orphan_timeout = orphan_timeout
         self.max_failures = max_failures
+        self._aborted: set[str] = set()
+        """The orphans this sweep aborted rather than ran again."""
         self.grace = grace
         self.clock = clock
         self._swept = -math.inf
@@ -86,10 +88,12 @@ class Dispatcher:
         if self.clock() - self._swept >= self.wait:
             self._swept = self.clock()
             requeued = {}
+            self._aborted.clear()
             for ladder in self.arena.list_ladders():
-                requeued[ladder.name] = self.arena.requeue_orphans(
+                found = self.arena.requeue_orphans(
                     ladder.name, self._rerun_or_abort, timeout=self.orphan_timeout,
                     job_alive=self.queue.job_alive, grace=self.grace)
+                requeued[ladder.name] = [m for m in found if m not in self._aborted]
             report = TickReport(report.scheduled, requeued, report.smoke_tests)
         _log_report(report)
         return report
@@ -103,6 +107,7 @@ class Dispatcher:
             if count >= self.max_failures:
                 reason = abort_reason(failure, count)
                 if self.arena.abort_match(match_id, reason):
+                    self._aborted.add(match_id)
                     log.error("aborted match %s: %s. Its bots' owners see this reason; look "
                               "at the worker logs for what failed", match_id, reason)
                     return False

@@ -35,5 +35,10 @@ def test_an_aborted_match_shows_why_on_its_page_and_in_the_api(ladder: Ladder,
         page = await get_html(client, f"/matches/{pending}")
         assert "This match was aborted: it ran past its job timeout of 99 s" in page
         assert "<b>" not in page.split("This match was aborted")[1][:400]  # escaped
+        ladder_page = await get_html(client, "/ladders/main")
+        assert "Aborted (not rated)" in ladder_page
+        listed = await get_json(client, "/api/ladders")
+        (main,) = [lad for lad in listed["ladders"] if lad["name"] == "main"]
+        assert main["status"]["matches_aborted"] == 1
 
     run(ladder, redis_url, check)

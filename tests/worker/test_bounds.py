@@ -113,7 +113,9 @@ def test_a_match_that_keeps_failing_is_aborted_after_three_runs_and_the_ladder_g
         status = Job.fetch(match_job_id(match_id), connection=redis).get_status()
         assert status == "failed", status
         time.sleep(0.15)
-        dispatcher.step()  # the orphan: counted, then run again, or aborted the third time
+        report = dispatcher.step()  # the orphan: counted, run again, or the third time aborted
+        assert report is not None
+        assert (match_id in report.requeued["main"]) == (run < 3), report
         match = field.arena.get_match(match_id)
         if run < 3:
             assert match.status is MatchStatus.SCHEDULED

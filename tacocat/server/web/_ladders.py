@@ -156,13 +156,15 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
 
 def status_fragment(snap: LadderSnapshot) -> str:
     st = snap.status
-    facts = (
+    facts: tuple[tuple[str, str], ...] = (
         ("Bots", f"{st.entries}"), ("Playing", f"{st.playing}"),
         ("Matches recorded", f"{st.matches_recorded:,}"),
         ("Pending", f"{st.matches_pending:,}"),
         ("Games played", f"{st.games_played:,}"),
         ("Rounds done", f"{st.rounds_completed} of {st.rounds}"),
     )
+    if st.matches_aborted:  # given up after failing too often: each match's page says why
+        facts += (("Aborted (not rated)", f"{st.matches_aborted:,}"),)
     waiting = tag("p", "Waiting for opponents: nothing is played or rated until two bots "
                        "play here.", class_="waiting hint") if st.waiting_for_opponents else ""
     return join([
