@@ -172,7 +172,8 @@ class LiveSeat:
         self.time_limit = time_limit
         self.on_decision = on_decision
         self.spent = 0.0
-        """Seconds from each request to its answer, the network included: the time bank's."""
+        """The time bank's charge: the seconds the referee waited for this client's answers
+        (from when it asked for them), the network included."""
         self.feed = SeatFeed(time_limit)
         self._queue: list[bytes] = []
         self._asked: list[int] = []
@@ -219,9 +220,14 @@ class LiveSeat:
     async def answers(self) -> list[Answer]:
         sent, self._sent = self._sent, []
         got: dict[int, Answer] = {}
+        clock = asyncio.get_running_loop().time
+        entered = clock()
         for request_id in sent:
             while request_id not in got:
                 got[request_id] = await self._next(request_id, got)
+        # What this client kept the referee waiting (an answer that came while the other
+        # seat was waited for cost nothing more).
+        self.spent += clock() - entered
         return [got[request_id] for request_id in sent]
 
     async def _next(self, waiting: int, got: dict[int, Answer]) -> Answer:
@@ -250,10 +256,8 @@ class LiveSeat:
 
     def _answered(self, answer: Answer) -> Answer:
         """``answer``, once its time since it was asked went to ``on_decision``."""
-        took = max(0.0, asyncio.get_running_loop().time() - self._sent_at)
-        self.spent += took
         if self.on_decision is not None:
-            self.on_decision(took)
+            self.on_decision(max(0.0, asyncio.get_running_loop().time() - self._sent_at))
         return answer
 
     def restart(self) -> None:

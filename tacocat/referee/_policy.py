@@ -125,8 +125,10 @@ class TimeBank:
         bank; None while it has time left."""
         if spent <= self.seconds:
             return None
+        # Only the referee's numbers: how far past the bank it went is the bot's to choose
+        # (a channel out of the sandbox into the public record).
         return Failure(Fault.TIMEOUT, (
-            f"used {spent:.3g} s of its time bank of {self.seconds:.3g} s for this match "
+            f"used up its time bank of {self.seconds:.3g} s for this match "
             f"({self.seconds / self.time_limit:g} decision limits of {self.time_limit:g} s "
             f"for {self.games} game{'s' * (self.games != 1)}); its remaining games forfeit"))
 

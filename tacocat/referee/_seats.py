@@ -73,8 +73,8 @@ class Seat(Protocol):
     @property
     def spent(self) -> float:
         """Seconds charged to the bot's time bank so far (the policy's bank,
-        :mod:`tacocat.referee._policy`): each decision's measured time, the time waited on
-        a frame that broke, the starts of restarted processes."""
+        :mod:`tacocat.referee._policy`): what its decisions took, as measured (or the time
+        the referee waited for them, if more), and the starts of restarted processes."""
 
     def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
         """A game begins, the bot in ``seat``."""
@@ -227,8 +227,9 @@ class ProcessSeat:
         self.never_started = True
         self.lost: str | None = None
         self.spent = 0.0
-        """Seconds charged to the time bank: decisions as the host measured them, waits on
-        frames that broke, restarts."""
+        """Seconds charged to the time bank: per frame, the decisions' time as the host
+        reported it or the time the referee waited for the answers, whichever is more; and
+        restarts."""
         self.starts = 0
         self.start_seconds = 0.0
         """Wall time spent starting processes (until their Hello)."""
@@ -283,6 +284,7 @@ class ProcessSeat:
         if not sent:
             return []
         got: dict[int, Answer] = {}
+        entered = time.monotonic()
         waiting_since = self._sent_at
         while self.broken is None and len(got) < len(sent):
             data = self.host.receive(self._deadline)
@@ -300,9 +302,15 @@ class ProcessSeat:
                 waiting_since = time.monotonic()
                 self._deadline = min(self._cap,
                                      waiting_since + PROGRESS_LIMITS * self.time_limit)
+        # The bank's charge: what the host reported (never more than the time since the frame
+        # went out), or the time this call kept the referee waiting if that is more: a host
+        # can be rewritten to under-report, the wait cannot be, and a match lasts the sum of
+        # such waits. (Another seat's wait may have come first: answers ready by then kept
+        # nobody waiting.)
+        now = time.monotonic()
+        self.spent += max(min(self._frame_think, now - self._sent_at), now - entered)
         if self.broken is not None:
             waited = time.monotonic() - self._sent_at
-            self.spent += max(0.0, waited - self._frame_think)  # its answers' think is in
             if self.on_decision is not None:
                 for _ in range(len(sent) - len(got)):
                     self.on_decision(waited)
@@ -357,7 +365,6 @@ class ProcessSeat:
                 think = msg.action.think_us if kind == "action" else msg.failure.think_us
                 # As the host measured it: within the limit, or the feed refused it above.
                 self._frame_think += think / 1e6
-                self.spent += think / 1e6
                 if timer is not None:
                     timer(think / 1e6)
 
@@ -370,11 +377,11 @@ class ProcessSeat:
             self._break(Failure(Fault.CRASH, exc.public))
             return False
         finally:
-            self.start_seconds += time.perf_counter() - started
+            took = time.perf_counter() - started
+            self.start_seconds += took
+            if self.starts > 1:  # a restart follows the bot's own fault: its time
+                self.spent += took
         self.never_started = False
-        if self.starts > 1:  # a restart follows the bot's own fault: its time (a start
-            # that fails is charged as the wait on its frame)
-            self.spent += time.perf_counter() - started
         return True
 
     def _break(self, failure: Failure) -> None:

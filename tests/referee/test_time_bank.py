@@ -71,7 +71,7 @@ def test_a_slow_but_legal_bot_runs_out_of_its_bank_and_the_match_ends() -> None:
     slow_side, honest_side = played.sides
     assert slow_side.gave_up is not None and slow_side.gave_up.fault is Fault.TIMEOUT
     detail = slow_side.gave_up.detail
-    assert f"of its time bank of {bank:.3g} s" in detail, detail
+    assert f"used up its time bank of {bank:.3g} s" in detail, detail
     assert "decision limits of 0.05 s for 4 games" in detail, detail
     # Every game from the one it ran out in is its forfeit, recorded without asking it.
     lost = _forfeits_on_bank(played, 0)
@@ -106,11 +106,13 @@ def test_the_bank_is_off_without_a_limit_or_with_none() -> None:
         FaultPolicy(bank_limits_per_game=0)
 
 
-def test_a_bot_process_is_charged_what_its_host_measured_and_gives_up() -> None:
+@pytest.mark.parametrize("bot", ["dawdling_bot.py", "hiding_bot.py"])
+def test_a_bot_process_is_charged_what_it_took_and_gives_up(bot: str) -> None:
+    # The dawdler's host reports its time; the hider's claims 0 s: charged the wait.
     limit, games = 0.5, 2
     policy = FaultPolicy(bank_limits_per_game=2)
     bank = match_bank(limit, games, 2)  # 3 s: a game of it takes ~38 x 0.1 s
-    with HostProcess(str(BOTS / "dawdling_bot.py")) as host:
+    with HostProcess(str(BOTS / bot)) as host:
         seat = ProcessSeat(host, limit)
         started = time.monotonic()
         played = play_match((seat, InProcessSeat(GreedyBot, time_limit=limit)),

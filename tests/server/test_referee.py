@@ -334,7 +334,7 @@ def test_a_slow_but_legal_live_client_runs_out_of_its_time_bank(referee: ThreadR
     with pytest.raises(MatchEndedError) as caught:
         connect(Dawdler(), referee.address, games=2, opponent="house:greedy", name="dawdler")
     assert isinstance(caught.value, RefereeError)
-    assert "of its time bank of 9 s for this match" in caught.value.message, caught.value
+    assert "used up its time bank of 9 s for this match" in caught.value.message, caught.value
     records = referee.records(["anonymous/dawdler"])
     assert records and "time bank" in records[-1].result.detail
     assert records[-1].result.fault is Fault.TIMEOUT

@@ -90,7 +90,7 @@ def test_a_slow_but_legal_bots_match_ends_within_its_bound_and_is_recorded(
             details.append((index, result.detail))
     assert details, "the dawdler never ran out of its time bank"
     # What it used and what its bank was: 3 x 2 limits of 0.5 s.
-    assert "of its time bank of 3 s for this match" in details[0][1], details
+    assert "used up its time bank of 3 s for this match" in details[0][1], details
 
 
 def test_a_match_that_keeps_failing_is_aborted_after_three_runs_and_the_ladder_goes_on(
