@@ -55,6 +55,7 @@ from .models import (
     VersionStatus,
     bot_id,
     check_name,
+    ladder_of_match,
     split_bot_id,
 )
 from .ratelimit import NO_LIMITS, RateLimit, RateLimits, describe_wait
@@ -397,6 +398,16 @@ class Arena:
         ladders to schedule, or None for "all of them" (also on timeout: sweep everything)."""
         asked = dispatch.wait_for_tick(self.redis, self.keys, timeout)
         return None if not asked or dispatch.ALL in asked else asked
+
+    def abort_match(self, match_id: str, reason: str) -> bool:
+        """Give up a scheduled match that keeps failing (the workers' dispatcher does, after
+        the same failure several times): ``ABORTED`` with ``reason``, out of the pending
+        queue, not rated; the ladder schedules on. False if it was not scheduled (recorded
+        or cancelled meanwhile)."""
+        done = matches.abort_match(self.redis, self.keys, match_id, reason, self.clock())
+        if done:
+            dispatch.request_tick(self.redis, self.keys, ladder_of_match(match_id))
+        return done
 
     def get_match(self, match_id: str) -> Match:
         """A match with its result (without replays); :class:`NotFound` if unknown."""

@@ -46,6 +46,16 @@ redis.call('HINCRBY', KEYS[3], 'cancelled', 1)
 return 1
 """
 
+_ABORT: Final = """
+-- KEYS: match hash, ladder pending zset, ladder counters hash. ARGV: match id, now, reason.
+if redis.call('HGET', KEYS[1], 'status') ~= 'scheduled' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'aborted', 'aborted_at', ARGV[2], 'reason', ARGV[3])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HINCRBY', KEYS[3], 'aborted', 1)
+redis.call('HINCRBY', KEYS[3], 'aborted_games', redis.call('HGET', KEYS[1], 'games'))
+return 1
+"""
+
 
 def match_id(ladder: str, round_number: int, a: str, b: str) -> str:
     """The id of ``round_number``'s match between versions ``a`` and ``b`` in ``ladder``."""
@@ -207,6 +217,17 @@ def cancel_match(redis: Redis, keys: Keys, match_id: str, now: float) -> bool:
     return bool(cancelled)
 
 
+def abort_match(redis: Redis, keys: Keys, match_id: str, reason: str, now: float) -> bool:
+    """Give up a scheduled match that keeps failing, with ``reason`` (no-op unless it is
+    still scheduled); returns whether it did."""
+    ladder = ladder_of_match(match_id)
+    aborted = script(redis, "abort_match", _ABORT)(
+        keys=[keys.match(ladder, match_id), keys.pending(ladder), keys.counters(ladder)],
+        args=[match_id, repr(now), reason],
+    )
+    return bool(aborted)
+
+
 def parse_match(fields: dict[str, str]) -> Match:
     raw = fields.get("result")
     result = MatchResult.from_summary_json(json.loads(raw)) if raw else None
@@ -217,4 +238,5 @@ def parse_match(fields: dict[str, str]) -> Match:
         int(fields["games"]), fields["seed"], MatchStatus(fields["status"]),
         float(fields["created_at"]), float(fields["enqueued_at"]),
         float(recorded_at) if recorded_at else None, int(seq) if seq else None, result,
+        fields.get("reason", ""),
     )

@@ -197,6 +197,10 @@ class MatchStatus(str, Enum):
     CANCELLED = "cancelled"
     """One of its versions retired before the match was played; workers skip it (a result
     that arrives anyway is still recorded: it is a real result between two versions)."""
+    ABORTED = "aborted"
+    """It failed the same way too many times (e.g. its job ran past its timeout, its work
+    horse was killed or stalled): given up with a ``reason``, not rated, and the ladder's
+    schedule moves on as for a cancelled match (a result that arrives anyway is recorded)."""
 
 
 @dataclass(frozen=True)
@@ -222,6 +226,8 @@ class Match:
     recorded_at: float | None = None
     seq: int | None = None
     result: MatchResult | None = None
+    reason: str = ""
+    """Why the match was aborted (``ABORTED`` only): for its bots' owners and operators."""
 
     def schedule(self) -> tuple[ScheduledGame, ...]:
         """The match's games: duplicate pairs dealt from ``seed``

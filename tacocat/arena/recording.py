@@ -78,6 +78,10 @@ local seq = tostring(count + 1)
 redis.call('HSET', KEYS[3], 'results', seq)
 redis.call('HINCRBY', KEYS[3], 'games', ARGV[16])
 if status == 'cancelled' then redis.call('HINCRBY', KEYS[3], 'cancelled', -1) end
+if status == 'aborted' then
+  redis.call('HINCRBY', KEYS[3], 'aborted', -1)
+  redis.call('HINCRBY', KEYS[3], 'aborted_games', -tonumber(ARGV[16]))
+end
 redis.call('HSET', KEYS[1], 'status', 'recorded', 'seq', seq, 'recorded_at', ARGV[3],
            'result', ARGV[4])
 if ARGV[5] ~= '' then redis.call('SET', KEYS[2], ARGV[5]) end

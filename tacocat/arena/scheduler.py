@@ -193,19 +193,21 @@ def _progress(redis: Redis, keys: Keys, ladder: str, playing: Sequence[str], fir
               second: Any) -> tuple[Any, Any]:
     """Per pairing: the matches recorded and the rounds created (``scheduled``).
 
-    Each created match is recorded, pending or cancelled. Without cancelled matches the
-    rounds created are the recorded ones (the pair counts, from the snapshot and the log)
-    plus the pending ones (the queue), read at one results count: no read of the
+    Each created match is recorded, pending, cancelled or aborted. Without cancelled or
+    aborted matches the rounds created are the recorded ones (the pair counts, from the
+    snapshot and the log) plus the pending ones (the queue), read at one results count: no
+    read of the
     ``pairs`` hash, which holds half a million ``scheduled`` fields at 1,000 versions.
     Otherwise they are read from it."""
     pipe = redis.pipeline(transaction=True)
     pipe.hget(keys.counters(ladder), "results")
     pipe.hget(keys.counters(ladder), "cancelled")
+    pipe.hget(keys.counters(ladder), "aborted")
     pipe.zrange(keys.pending(ladder), 0, -1)
-    results, cancelled, pending = pipe.execute()
+    results, cancelled, aborted, pending = pipe.execute()
     counts = read_pair_counts(redis, keys, ladder)
     recorded = counts.lookup(playing, first, second, "matches")
-    if counts.version == number(results) and not number(cancelled):
+    if counts.version == number(results) and not number(cancelled) and not number(aborted):
         index = {v: k for k, v in enumerate(playing)}
         n = len(playing)
         queued = [m for m in get_matches(redis, keys, ladder, [text(x) for x in pending])

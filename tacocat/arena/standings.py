@@ -271,6 +271,11 @@ class LadderStatus:
     games_played: int
     games_target: int
     games_toward_target: int
+    matches_aborted: int = 0
+    """Matches given up after failing too often (``MatchStatus.ABORTED``): not rated, not
+    played again; the ladder's schedule moved on without them."""
+    games_aborted: int = 0
+    """Their games: counted toward the target (nothing will play them), never rated."""
 
     @property
     def waiting_for_opponents(self) -> bool:
@@ -281,7 +286,7 @@ class LadderStatus:
     def complete(self) -> bool:
         # A ladder of one bot has reached its (empty) target but has not played anything.
         return (not self.waiting_for_opponents and self.matches_pending == 0
-                and self.games_toward_target >= self.games_target)
+                and self.games_toward_target + self.games_aborted >= self.games_target)
 
 
 def update_standings(
@@ -447,6 +452,8 @@ def ladder_status(redis: Redis, keys: Keys, ladder: str) -> LadderStatus:
         games_played=number(counters.get("games")),
         games_target=pairings * target,
         games_toward_target=int(np.minimum(played, target).sum()),
+        matches_aborted=number(counters.get("aborted")),
+        games_aborted=number(counters.get("aborted_games")),
     )
 
 

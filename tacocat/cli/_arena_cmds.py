@@ -381,7 +381,9 @@ def status_line(status: LadderStatus) -> str:
     return (f"{bots} · round {status.rounds_completed}/{status.rounds} · games "
             f"{status.games_toward_target:,}/{status.games_target:,} ({share:.0%}) · matches "
             f"{status.matches_recorded:,} recorded, {status.matches_pending:,} pending, "
-            f"{status.matches_cancelled:,} cancelled · {state}")
+            f"{status.matches_cancelled:,} cancelled"
+            + (f", {status.matches_aborted:,} aborted" if status.matches_aborted else "")
+            + f" · {state}")
 
 
 # ------------------------------------------------------------------------------- leaderboard
@@ -552,7 +554,8 @@ def _list_matches(args: argparse.Namespace, client: ArenaClient) -> int:
     else:
         print(table(["match", "round", "A", "B", "status", "A: W/T/L"],
                     [[m.id, m.round, m.a, m.b, m.status.value,
-                      f"{m.result.wins}/{m.result.ties}/{m.result.losses}" if m.result else "-"]
+                      f"{m.result.wins}/{m.result.ties}/{m.result.losses}" if m.result
+                       else m.reason or "-"]
                      for m in found], align="lrllll") if found else "no matches yet")
     if len(found) < page.total:
         print(f"tacocat match: the latest {len(found):,} of {page.total:,} matches in "
@@ -562,7 +565,8 @@ def _list_matches(args: argparse.Namespace, client: ArenaClient) -> int:
 
 def match_text(match: Match) -> str:
     lines = [f"match {match.id}: {match.a} vs {match.b}, round {match.round}, "
-             f"{match.games} games, {match.status.value}"]
+             f"{match.games} games, {match.status.value}"
+             + (f": {match.reason}" if match.reason else "")]
     result = match.result
     if result is None:
         return lines[0]

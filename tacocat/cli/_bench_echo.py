@@ -42,6 +42,14 @@ class _MeasuredSeat:
         self.actions: list[int] = []
         self._asked: list[int] = []
 
+    @property
+    def time_limit(self) -> float | None:
+        return self.seat.time_limit
+
+    @property
+    def spent(self) -> float:
+        return self.seat.spent
+
     def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
         self.feed.game_start(pb.ServerMessage(), game, games, seat, rules, opponent)
         self.seat.start(game, games, seat, rules, opponent)

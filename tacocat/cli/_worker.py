@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tacocat.arena import DEFAULT_PREFIX, EmbeddedServerError, RedisUnavailable
-from tacocat.referee import DEFAULT_BATCH, DEFAULT_MAX_STRIKES
+from tacocat.referee import BANK_LIMITS_PER_GAME, DEFAULT_BATCH, DEFAULT_MAX_STRIKES
 from tacocat.sdk.arena import DEFAULT_DATA_DIR
 
 if TYPE_CHECKING:
@@ -82,6 +82,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         help="costly faults in a row (timeouts, dead processes) after which a "
                              "bot gives up a match and forfeits the rest "
                              f"(default {DEFAULT_MAX_STRIKES})")
+    tuning.add_argument("--bank-limits-per-game", type=float, default=BANK_LIMITS_PER_GAME,
+                        metavar="N", help="each side's time bank for a match, in decision "
+                                          "limits per game; past it the side forfeits the "
+                                          "rest on time, and job timeouts derive from it "
+                                          f"(default {BANK_LIMITS_PER_GAME:g})")
     tuning.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="K",
                         help="games of a match played at once, in lockstep, one pipe round "
                              f"trip per step for all of them (default {DEFAULT_BATCH})")
@@ -132,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
             prefix=args.prefix, sandbox=sandboxed, pinning=args.pin,
             trusted_owners=tuple(args.trust_owner), sandbox_problem=problem,
             max_strikes=args.max_strikes, batch=args.batch, lease=args.lease,
+            bank_limits_per_game=args.bank_limits_per_game,
             smoke_decision_seconds=args.smoke_decision_seconds,
             bot_memory_mb=args.bot_memory_mb, bot_cpu_seconds=args.bot_cpu_seconds,
         )

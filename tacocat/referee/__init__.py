@@ -8,7 +8,8 @@
   :class:`Connection`: the live referee hands in its gRPC stream as a
   :class:`MessageStream`);
 - :class:`FaultPolicy`: what each fault costs, restarts and giving up (the table in
-  :mod:`._policy`);
+  :mod:`._policy`), and each side's :class:`TimeBank` for a match (:func:`match_bound`: how
+  long a match can take);
 - :class:`SeatFeed`: the referee's half of the protocol for a remote bot.
 
 Local play (``tacocat play``, :func:`tacocat.sdk.play_local`), the workers' matches and
@@ -39,14 +40,24 @@ from ._loop import (
     referee_match,
     run_blocking,
 )
-from ._policy import DEFAULT_MAX_STRIKES, FaultPolicy, SideReport
-from ._seats import DecisionTimer, InProcessSeat, ProcessSeat, Seat
+from ._policy import (
+    BANK_LIMITS_PER_GAME,
+    DEFAULT_MAX_STRIKES,
+    FaultPolicy,
+    SideReport,
+    TimeBank,
+    match_bank,
+    match_bound,
+)
+from ._seats import PROGRESS_LIMITS, DecisionTimer, InProcessSeat, ProcessSeat, Seat
 
 __all__ = [
+    "BANK_LIMITS_PER_GAME",
     "DEFAULT_BATCH",
     "DEFAULT_MAX_STRIKES",
     "DETAIL_LIMIT",
     "INBOX_LIMIT",
+    "PROGRESS_LIMITS",
     "Answer",
     "Connection",
     "DecisionTimer",
@@ -65,8 +76,11 @@ __all__ = [
     "Seat",
     "SeatFeed",
     "SideReport",
+    "TimeBank",
     "clean_text",
     "error_message",
+    "match_bank",
+    "match_bound",
     "match_end",
     "play_in_process",
     "play_match",

@@ -171,6 +171,9 @@ class LiveSeat:
         self.conn = conn
         self.time_limit = time_limit
         self.on_decision = on_decision
+        self.spent = 0.0
+        """The time bank's charge: the seconds the referee waited for this client's answers
+        (from when it asked for them), the network included."""
         self.feed = SeatFeed(time_limit)
         self._queue: list[bytes] = []
         self._asked: list[int] = []
@@ -217,9 +220,14 @@ class LiveSeat:
     async def answers(self) -> list[Answer]:
         sent, self._sent = self._sent, []
         got: dict[int, Answer] = {}
+        clock = asyncio.get_running_loop().time
+        entered = clock()
         for request_id in sent:
             while request_id not in got:
                 got[request_id] = await self._next(request_id, got)
+        # What this client kept the referee waiting (an answer that came while the other
+        # seat was waited for cost nothing more).
+        self.spent += clock() - entered
         return [got[request_id] for request_id in sent]
 
     async def _next(self, waiting: int, got: dict[int, Answer]) -> Answer:

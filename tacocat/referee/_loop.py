@@ -7,7 +7,8 @@ for it at once (both bots think at the same time), then settles the answers game
 the order of the schedule and, within a game, seat by seat, exactly as one game alone would:
 a game's record depends only on the bots' answers, so the same bots give byte-identical
 records for every batch size, in this process, through the sandbox and live. Faults follow
-the one policy (:mod:`tacocat.referee._policy`).
+the one policy (:mod:`tacocat.referee._policy`), and so does each side's time bank: after
+every step, a side whose seat has :attr:`~Seat.spent` more than its bank gives up.
 
 :func:`play_match` runs it without an event loop for seats that never suspend (a bot in this
 process, a bot process): local play, the workers, the benchmarks. The live referee awaits
@@ -93,6 +94,7 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
     policy = policy or FaultPolicy()
     reports = (SideReport(names[0]), SideReport(names[1]))
     games = len(schedule)
+    banks = (policy.bank(seats[0].time_limit, games), policy.bank(seats[1].time_limit, games))
     finished: dict[int, MatchGame] = {}
     active: list[_Game] = []
     upcoming = iter(schedule)
@@ -199,6 +201,15 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
                     seat_io.give_up(report.gave_up)
                     if policy.end_match_on_give_up:
                         ended = f"{report.name} gave up: {report.gave_up.detail}"
+                bank = banks[side]
+                if bank is not None and report.gave_up is None:
+                    overdrawn = bank.overdrawn(seat_io.spent)
+                    if overdrawn is not None:
+                        report.run_out(overdrawn)
+                        _forfeit_all(active, side, overdrawn)
+                        seat_io.give_up(overdrawn)
+                        if policy.end_match_on_give_up:
+                            ended = f"{report.name} ran out of time: {overdrawn.detail}"
                 if seat_io.lost is not None and not ended:
                     ended = f"{report.name} left: {seat_io.lost}"
 

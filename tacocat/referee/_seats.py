@@ -66,6 +66,16 @@ class Seat(Protocol):
     def never_started(self) -> bool:
         """Whether no process of this bot ever came up (only a process seat can say yes)."""
 
+    @property
+    def time_limit(self) -> float | None:
+        """Seconds per decision (None: not measured, and no time bank)."""
+
+    @property
+    def spent(self) -> float:
+        """Seconds charged to the bot's time bank so far (the policy's bank,
+        :mod:`tacocat.referee._policy`): what its decisions took, as measured (or the time
+        the referee waited for them, if more), and the starts of restarted processes."""
+
     def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
         """A game begins, the bot in ``seat``."""
 
@@ -100,7 +110,8 @@ class InProcessSeat:
     interrupted; ``None`` measures nothing, for stepping through a bot in a debugger).
     """
 
-    __slots__ = ("_answers", "_drivers", "_failed", "factory", "on_decision", "time_limit")
+    __slots__ = ("_answers", "_drivers", "_failed", "factory", "on_decision", "spent",
+                 "time_limit")
 
     broken: Failure | None = None
     lost: str | None = None
@@ -111,6 +122,7 @@ class InProcessSeat:
         self.factory = bot_factory(bot)
         self.time_limit = time_limit
         self.on_decision = on_decision
+        self.spent = 0.0
         self._drivers: dict[int, BotDriver] = {}
         self._failed: dict[int, Failure] = {}
         self._answers: list[Answer] = []
@@ -142,6 +154,7 @@ class InProcessSeat:
         except Exception as exc:
             answer = Failure(Fault.CRASH, describe_exception(exc))
         took = time.perf_counter() - started
+        self.spent += took
         if self.on_decision is not None:
             self.on_decision(took)
         if self.time_limit is not None and took > self.time_limit:
@@ -213,6 +226,10 @@ class ProcessSeat:
         self.broken: Failure | None = None
         self.never_started = True
         self.lost: str | None = None
+        self.spent = 0.0
+        """Seconds charged to the time bank: per frame, the decisions' time as the host
+        reported it or the time the referee waited for the answers, whichever is more; and
+        restarts."""
         self.starts = 0
         self.start_seconds = 0.0
         """Wall time spent starting processes (until their Hello)."""
@@ -246,11 +263,12 @@ class ProcessSeat:
         frame, self._frame = self._frame, pb.ServerFrame()
         if self.broken is not None or not frame.messages:
             return
+        self._sent_at = time.monotonic()  # a start that fails is waited on from here
+        self._frame_think = 0.0
         if not self.host.running and not self._start_process():
             return
         if self.cpu_usage is not None and self._cpu_mark is None:
             self._cpu_mark = self.cpu_usage()  # a fresh process: count from its first frame
-        self._frame_think = 0.0
         now = time.monotonic()
         self._sent_at = now
         # The backstop: every decision of the frame may take its whole limit, one by one,
@@ -266,6 +284,7 @@ class ProcessSeat:
         if not sent:
             return []
         got: dict[int, Answer] = {}
+        entered = time.monotonic()
         waiting_since = self._sent_at
         while self.broken is None and len(got) < len(sent):
             data = self.host.receive(self._deadline)
@@ -283,9 +302,16 @@ class ProcessSeat:
                 waiting_since = time.monotonic()
                 self._deadline = min(self._cap,
                                      waiting_since + PROGRESS_LIMITS * self.time_limit)
+        # The bank's charge: what the host reported (never more than the time since the frame
+        # went out), or the time this call kept the referee waiting if that is more: a host
+        # can be rewritten to under-report, the wait cannot be, and a match lasts the sum of
+        # such waits. (Another seat's wait may have come first: answers ready by then kept
+        # nobody waiting.)
+        now = time.monotonic()
+        self.spent += max(min(self._frame_think, now - self._sent_at), now - entered)
         if self.broken is not None:
+            waited = time.monotonic() - self._sent_at
             if self.on_decision is not None:
-                waited = time.monotonic() - self._sent_at
                 for _ in range(len(sent) - len(got)):
                     self.on_decision(waited)
             return [got.get(request_id, self.broken) for request_id in sent]
@@ -351,7 +377,10 @@ class ProcessSeat:
             self._break(Failure(Fault.CRASH, exc.public))
             return False
         finally:
-            self.start_seconds += time.perf_counter() - started
+            took = time.perf_counter() - started
+            self.start_seconds += took
+            if self.starts > 1:  # a restart follows the bot's own fault: its time
+                self.spent += took
         self.never_started = False
         return True
 
@@ -379,3 +408,7 @@ class ProcessSeat:
     def give_up(self, failure: Failure) -> None:
         self.host.kill()
         self.feed.forget()
+        # What is queued (the refusals of the step it gave up in) would start a process for
+        # a side that plays no more.
+        self._frame = pb.ServerFrame()
+        self._asked = []

@@ -454,7 +454,8 @@ class ArenaClient(TrialCalls):
         """:meth:`matches` with the total the filter selects and the server's page cap."""
         wanted = {MatchStatus.SCHEDULED: apb.MATCH_STATUS_SCHEDULED,
                   MatchStatus.RECORDED: apb.MATCH_STATUS_RECORDED,
-                  MatchStatus.CANCELLED: apb.MATCH_STATUS_CANCELLED}
+                  MatchStatus.CANCELLED: apb.MATCH_STATUS_CANCELLED,
+                  MatchStatus.ABORTED: apb.MATCH_STATUS_ABORTED}
         request = apb.ListMatchesRequest(
             ladder=ladder, start=start, count=count, newest_first=newest_first,
             status=wanted[status] if status is not None else apb.MATCH_STATUS_UNSPECIFIED)

@@ -305,6 +305,9 @@ class LadderStatus:
     games_target: int
     games_toward_target: int
     complete: bool
+    matches_aborted: int = 0
+    """Matches given up after failing the same way 3 times: not rated, not played again."""
+    games_aborted: int = 0
 
     @property
     def waiting_for_opponents(self) -> bool:
@@ -317,7 +320,8 @@ class LadderStatus:
         return cls(msg.ladder, msg.version, msg.entries, msg.playing, msg.rounds,
                    msg.rounds_completed, msg.matches_scheduled, msg.matches_recorded,
                    msg.matches_pending, msg.matches_cancelled, msg.games_played,
-                   msg.games_target, msg.games_toward_target, msg.complete)
+                   msg.games_target, msg.games_toward_target, msg.complete,
+                   msg.matches_aborted, msg.games_aborted)
 
 
 @dataclass(frozen=True)
@@ -346,12 +350,15 @@ class MatchStatus(str, Enum):
     SCHEDULED = "scheduled"
     RECORDED = "recorded"
     CANCELLED = "cancelled"
+    ABORTED = "aborted"
+    """It failed the same way too often (its ``reason`` says how); not rated."""
 
 
 _MATCH_STATUS = {
     apb.MATCH_STATUS_SCHEDULED: MatchStatus.SCHEDULED,
     apb.MATCH_STATUS_RECORDED: MatchStatus.RECORDED,
     apb.MATCH_STATUS_CANCELLED: MatchStatus.CANCELLED,
+    apb.MATCH_STATUS_ABORTED: MatchStatus.ABORTED,
 }
 _SIDE: dict[int, Side] = {apb.SIDE_A: "a", apb.SIDE_B: "b"}
 
@@ -414,6 +421,8 @@ class Match:
     recorded_at: float | None
     seq: int | None
     result: MatchResult | None
+    reason: str = ""
+    """Why it was aborted (``ABORTED`` only)."""
 
     @classmethod
     def from_pb(cls, msg: apb.Match) -> Match:
@@ -423,6 +432,7 @@ class Match:
             msg.enqueued_at, msg.recorded_at if msg.HasField("recorded_at") else None,
             msg.seq if msg.HasField("seq") else None,
             MatchResult.from_pb(msg.result) if msg.HasField("result") else None,
+            msg.reason,
         )
 
 

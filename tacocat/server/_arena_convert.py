@@ -34,6 +34,7 @@ MATCH_STATUS: Final = {
     MatchStatus.SCHEDULED: apb.MATCH_STATUS_SCHEDULED,
     MatchStatus.RECORDED: apb.MATCH_STATUS_RECORDED,
     MatchStatus.CANCELLED: apb.MATCH_STATUS_CANCELLED,
+    MatchStatus.ABORTED: apb.MATCH_STATUS_ABORTED,
 }
 MATCH_STATUS_FROM_PB: Final = {v: k for k, v in MATCH_STATUS.items()}
 _SIDE: Final = {None: apb.SIDE_UNSPECIFIED, "a": apb.SIDE_A, "b": apb.SIDE_B}
@@ -110,7 +111,8 @@ def status_to_pb(status: LadderStatus) -> apb.LadderStatus:
         matches_scheduled=status.matches_scheduled, matches_recorded=status.matches_recorded,
         matches_pending=status.matches_pending, matches_cancelled=status.matches_cancelled,
         games_played=status.games_played, games_target=status.games_target,
-        games_toward_target=status.games_toward_target, complete=status.complete)
+        games_toward_target=status.games_toward_target, complete=status.complete,
+        matches_aborted=status.matches_aborted, games_aborted=status.games_aborted)
 
 
 def result_to_pb(result: MatchResult, out: apb.MatchResult) -> None:
@@ -136,7 +138,7 @@ def match_to_pb(match: Match) -> apb.Match:
     msg = apb.Match(id=match.id, ladder=match.ladder, round=match.round, a=match.a, b=match.b,
                     games=match.games, seed=match.seed if recorded else "",
                     status=MATCH_STATUS[match.status], created_at=match.created_at,
-                    enqueued_at=match.enqueued_at)
+                    enqueued_at=match.enqueued_at, reason=match.reason)
     if match.recorded_at is not None:
         msg.recorded_at = match.recorded_at
     if match.seq is not None:

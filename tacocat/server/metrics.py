@@ -165,7 +165,8 @@ class ArenaCollector(Collector):
         games = CounterMetricFamily("tacocat_games", "Recorded games, by ladder and outcome "
                                     "(decisive, tie, aborted).", labels=["ladder", "outcome"])
         matches = CounterMetricFamily("tacocat_matches", "Matches by ladder and outcome "
-                                      "(recorded, cancelled).", labels=["ladder", "outcome"])
+                                      "(recorded, cancelled, aborted: failed the same way "
+                                      "too often).", labels=["ladder", "outcome"])
         scheduled = CounterMetricFamily("tacocat_matches_scheduled", "Matches created by the "
                                         "scheduler.", labels=["ladder"])
         pending = GaugeMetricFamily("tacocat_matches_pending", "Scheduled matches not "
@@ -188,6 +189,7 @@ class ArenaCollector(Collector):
                 games.add_metric([name, key], value)
             matches.add_metric([name, "recorded"], c.get("results", 0))
             matches.add_metric([name, "cancelled"], c.get("cancelled", 0))
+            matches.add_metric([name, "aborted"], c.get("aborted", 0))
             scheduled.add_metric([name], c.get("created", 0))
             pending.add_metric([name], waiting)
             faults: dict[str, int] = {}

@@ -21,7 +21,9 @@ which cannot give the lock up, is replaced no later than a dead worker's match i
 
 Losing the lock is logged with its cause, since the remedies differ: Redis refused or
 missed the renewals (a full disk, an outage: fix Redis), this process did not run for
-longer than the TTL (an overloaded or suspended host), or another process took the lock.
+longer than the TTL (an overloaded or suspended host), or another process took the lock. An orphan
+whose runs failed the same way ``max_failures`` times is aborted instead
+(:mod:`tacocat.worker.failures`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from tacocat.arena.dispatch import ALL
 from tacocat.arena.dispatch import wait_for_tick as wait_for_requests
 from tacocat.arena.trials import Trials
 
+from .failures import DEFAULT_MAX_FAILURES, abort_reason, count_failure, last_failure
 from .queue import DEFAULT_LEASE, MatchQueue
 
 log = logging.getLogger("tacocat.worker")
@@ -64,6 +67,7 @@ class Dispatcher:
     def __init__(self, arena: Arena, queue: MatchQueue, *, wait: float = DEFAULT_WAIT,
                  lock_ttl: float = DEFAULT_LOCK_TTL, grace: float = DEFAULT_LEASE,
                  orphan_timeout: float | None = DEFAULT_ORPHAN_TIMEOUT,
+                 max_failures: int = DEFAULT_MAX_FAILURES,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if lock_ttl <= 0 or wait <= 0:
             raise ValueError(f"lock_ttl ({lock_ttl}) and wait ({wait}) must be positive")
@@ -74,6 +78,9 @@ class Dispatcher:
         self.renew_every = min(wait, lock_ttl / 3)
         """The longest a pass blocks: three renewals per TTL, so one late pass keeps it."""
         self.orphan_timeout = orphan_timeout
+        self.max_failures = max_failures
+        self._aborted: set[str] = set()
+        """The orphans this sweep aborted rather than ran again."""
         self.grace = grace
         self.clock = clock
         self._swept = -math.inf
@@ -115,13 +122,32 @@ class Dispatcher:
         if self.clock() - self._swept >= self.wait:
             self._swept = self.clock()
             requeued = {}
+            self._aborted.clear()
             for ladder in self.arena.list_ladders():
-                requeued[ladder.name] = self.arena.requeue_orphans(
-                    ladder.name, self.queue.requeue_match, timeout=self.orphan_timeout,
+                found = self.arena.requeue_orphans(
+                    ladder.name, self._rerun_or_abort, timeout=self.orphan_timeout,
                     job_alive=self.queue.job_alive, grace=self.grace)
+                requeued[ladder.name] = [m for m in found if m not in self._aborted]
             report = TickReport(report.scheduled, requeued, report.smoke_tests)
         _log_report(report)
         return report
+
+    def _rerun_or_abort(self, match_id: str) -> bool:
+        """An orphan: count how its last run failed (:mod:`tacocat.worker.failures`), and run
+        it again, unless it failed that way ``max_failures`` times: then abort it."""
+        failure = last_failure(self.arena.redis, match_id)
+        if failure is not None:
+            count = count_failure(self.arena.redis, self.arena.keys.prefix, match_id, failure)
+            if count >= self.max_failures:
+                reason = abort_reason(failure, count)
+                if self.arena.abort_match(match_id, reason):
+                    self._aborted.add(match_id)
+                    log.error("aborted match %s: %s. Its bots' owners see this reason; look "
+                              "at the worker logs for what failed", match_id, reason)
+                    return False
+            log.warning("match %s runs again (%s; %d time%s)", match_id, failure.description,
+                        count, "s" * (count != 1))
+        return self.queue.requeue_match(match_id)
 
     def release(self) -> None:
         """Give the lock up (at shutdown), so another dispatcher takes over at once."""

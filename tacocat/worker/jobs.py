@@ -58,7 +58,9 @@ from tacocat.engine import (
 )
 from tacocat.protocol import MAX_BATCH
 
+from . import progress
 from ._folders import match_folder
+from .bounds import MatchTimeouts, stall_seconds
 from .errors import SandboxUnavailableError
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
@@ -125,9 +127,11 @@ def _job_arena() -> tuple[Arena, MatchQueue]:
                            "run_smoke_test directly otherwise")
     redis: Redis = job.connection
     settings = _context.settings
-    return Arena(redis, prefix=settings.prefix), MatchQueue(
+    arena = Arena(redis, prefix=settings.prefix)
+    return arena, MatchQueue(
         redis, prefix=settings.prefix, match_queue=settings.match_queue,
-        smoke_queue=settings.smoke_queue, job_timeout=settings.job_timeout)
+        smoke_queue=settings.smoke_queue, job_timeout=settings.job_timeout,
+        match_timeout=MatchTimeouts(arena, settings))
 
 
 # -- matches -----------------------------------------------------------------------------------
@@ -214,30 +218,35 @@ def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
     settings = ctx.settings
     timed = _decision_hook(ctx.metrics.observe_decision if ctx.metrics is not None else None,
                            on_progress)
+    batch = min(batch or settings.batch, MAX_BATCH)
+    progress.expect(stall_seconds(time_limit, batch=batch, startup_timeout=settings.startup_timeout,
+                                  margin=settings.stall_margin))
     with match_folder() as folder:
         bots = [_unpack(arena, version, Path(folder) / side, ctx)
                 for version, side in ((a, "a"), (b, "b"))]
         with MatchPlayer(ctx.launcher, bots[0], bots[1], rules, time_limit=time_limit,
                          max_strikes=settings.max_strikes,
-                         batch=min(batch or settings.batch, MAX_BATCH),
+                         bank_limits_per_game=settings.bank_limits_per_game,
+                         batch=batch,
                          startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
             return player.play(schedule, on_game=on_game)
 
 
 def _decision_hook(timed: Callable[[float], None] | None,
-                   on_progress: Callable[[], None] | None) -> Callable[[float], None] | None:
-    """The seats' per-decision callback: the metrics' timer, then ``on_progress``."""
-    if on_progress is None:
-        return timed
-    if timed is None:
-        return lambda seconds: on_progress()
+                   on_progress: Callable[[], None] | None) -> Callable[[float], None]:
+    """The seats' per-decision callback: the metrics' timer, the horse's beat for its
+    worker (:mod:`tacocat.worker.progress`), then ``on_progress``."""
+    beat = progress.beat
 
-    def both(seconds: float) -> None:
-        timed(seconds)
-        on_progress()
+    def hook(seconds: float) -> None:
+        if timed is not None:
+            timed(seconds)
+        beat()
+        if on_progress is not None:
+            on_progress()
 
-    return both
+    return hook
 
 
 LIVE_SEND_SECONDS: Final = 0.25
@@ -384,6 +393,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         timed = ctx.metrics.observe_decision if ctx.metrics is not None else None
         with MatchPlayer(ctx.launcher, candidate, opponent, STANDARD,
                          time_limit=settings.smoke_decision_seconds, max_strikes=1,
+                         bank_limits_per_game=settings.bank_limits_per_game,
                          batch=settings.smoke_games, startup_timeout=settings.startup_timeout,
                          on_decision=timed) as player:
             played = player.play(duplicate_pairs(settings.smoke_games, f"smoke/{version_id}"))

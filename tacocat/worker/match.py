@@ -7,7 +7,7 @@ game: a start costs ~100 ms, a game a few ms), launched through the worker's
 :class:`~tacocat.referee.ProcessSeat`. The games are played by the one match loop,
 :func:`tacocat.referee.play_match`, ``batch`` at once in lockstep, under its one fault policy
 (:mod:`tacocat.referee`'s table: faults forfeit games, never the job; three costly faults in
-a row and a side gives up).
+a row and a side gives up; so does a side whose time bank for the match runs out).
 
 Each side's stderr is kept (:class:`~tacocat.protocol.logs.BotLog`, capped) for its owner:
 :attr:`PlayedMatch.logs`.
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from tacocat.engine import GameRecord, MatchGame, Ruleset, ScheduledGame
 from tacocat.protocol.logs import BotLog
 from tacocat.referee import (
+    BANK_LIMITS_PER_GAME,
     DEFAULT_BATCH,
     DEFAULT_MAX_STRIKES,
     DecisionTimer,
@@ -104,11 +105,13 @@ class MatchPlayer:
 
     def __init__(self, launcher: Launcher, a: BotSpec, b: BotSpec, rules: Ruleset, *,
                  time_limit: float, max_strikes: int = DEFAULT_MAX_STRIKES,
+                 bank_limits_per_game: float = BANK_LIMITS_PER_GAME,
                  batch: int = DEFAULT_BATCH, startup_timeout: float = 10.0,
                  clock: Callable[[], float] = time.perf_counter,
                  on_decision: DecisionTimer | None = None) -> None:
         self.rules = rules
-        self.policy = FaultPolicy(max_strikes=max_strikes)
+        self.policy = FaultPolicy(max_strikes=max_strikes,
+                                  bank_limits_per_game=bank_limits_per_game)
         self.batch = batch
         self.clock = clock
         self.timings = Timings()

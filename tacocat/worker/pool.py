@@ -38,6 +38,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from tacocat.arena import Arena, as_unavailable
 
 from ._folders import IDLE_SWEEP_EVERY, sweep_if_due
+from .bounds import MatchTimeouts
 from .dispatcher import DEFAULT_WAIT, Dispatcher
 from .launch import pin_to, set_parent_death_signal, warm_bytecode, worker_cpu
 from .queue import MatchQueue
@@ -102,7 +103,8 @@ class WorkerPool:
                 dispatcher = Dispatcher(arena, MatchQueue(
                     arena.redis, prefix=self.settings.prefix,
                     match_queue=self.settings.match_queue, smoke_queue=self.settings.smoke_queue,
-                    job_timeout=self.settings.job_timeout, stray_grace=self.settings.lease),
+                    job_timeout=self.settings.job_timeout, stray_grace=self.settings.lease,
+                    match_timeout=MatchTimeouts(arena, self.settings)),
                     wait=self.wait,
                     # A SIGKILLed dispatcher cannot give its lock up: its successor takes
                     # over within a lease, as a dead worker's match is re-run.

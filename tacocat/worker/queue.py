@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from redis import Redis
@@ -46,8 +46,9 @@ MATCH_JOB: Final = "tacocat.worker.jobs.play_match"
 SMOKE_JOB: Final = "tacocat.worker.jobs.smoke_test"
 
 DEFAULT_JOB_TIMEOUT: Final = 3600
-"""Seconds before RQ kills a job's work horse. Far above a real match (seconds): it only
-stops a match whose bots use their whole decision limit at every turn."""
+"""Seconds before RQ kills a smoke test's work horse, or a match's whose bound cannot be
+read. A match job's own timeout is derived from its time banks
+(:class:`~tacocat.worker.bounds.MatchTimeouts`, given as ``match_timeout``)."""
 DEFAULT_LEASE: Final = 10.0
 RESULT_TTL: Final = 600
 FAILURE_TTL: Final = 7 * 24 * 3600
@@ -102,7 +103,8 @@ class MatchQueue:
     def __init__(self, redis: Redis, *, prefix: str = DEFAULT_PREFIX,
                  match_queue: str = MATCH_QUEUE, smoke_queue: str = SMOKE_QUEUE,
                  job_timeout: int = DEFAULT_JOB_TIMEOUT,
-                 stray_grace: float = DEFAULT_LEASE) -> None:
+                 stray_grace: float = DEFAULT_LEASE,
+                 match_timeout: Callable[[str], int] | None = None) -> None:
         self.redis = redis
         self.stray_grace = stray_grace
         self._strays: dict[str, float] = {}
@@ -111,6 +113,8 @@ class MatchQueue:
         self.matches = Queue(match_queue, connection=redis)
         self.smoke = Queue(smoke_queue, connection=redis)
         self.job_timeout = job_timeout
+        self.match_timeout = match_timeout
+        """A match's job timeout by its id (None: ``job_timeout`` for every job)."""
 
     @property
     def queue_names(self) -> list[str]:
@@ -120,14 +124,19 @@ class MatchQueue:
     def enqueue_match(self, match_id: str) -> bool:
         """Put the match on the queue unless its job is already queued or running."""
         return self._enqueue(self.matches, MATCH_JOB, match_id, match_job_id(match_id),
-                             lease=lease_key(self.prefix, match_id))
+                             lease=lease_key(self.prefix, match_id),
+                             timeout=self._match_timeout(match_id))
 
     def requeue_match(self, match_id: str) -> bool:
         """:meth:`enqueue_match` at the front of the queue: for a match whose worker died,
         which has waited its turn once already (behind a round's matches, it would wait
         again: the chaos suite's kills measured it)."""
         return self._enqueue(self.matches, MATCH_JOB, match_id, match_job_id(match_id),
-                             lease=lease_key(self.prefix, match_id), at_front=True)
+                             lease=lease_key(self.prefix, match_id), at_front=True,
+                             timeout=self._match_timeout(match_id))
+
+    def _match_timeout(self, match_id: str) -> int:
+        return self.job_timeout if self.match_timeout is None else self.match_timeout(match_id)
 
     def enqueue_smoke(self, version_id: str) -> bool:
         """Put a version's smoke test on the (priority) smoke queue, once."""
@@ -166,12 +175,14 @@ class MatchQueue:
         return False
 
     def _enqueue(self, queue: Queue, func: str, arg: str, job_id: str,
-                 lease: str | None, *, at_front: bool = False) -> bool:
+                 lease: str | None, *, at_front: bool = False,
+                 timeout: int | None = None) -> bool:
         if self._alive(queue, job_id, lease):
             return False
         with contextlib.suppress(NoSuchJobError):
             Job.fetch(job_id, connection=self.redis).delete()
-        queue.enqueue_call(func, args=(arg,), job_id=job_id, timeout=self.job_timeout,
+        queue.enqueue_call(func, args=(arg,), job_id=job_id,
+                           timeout=self.job_timeout if timeout is None else timeout,
                            result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL,
                            description=f"{func.rsplit('.', 1)[-1]}({arg})",
                            at_front=at_front)

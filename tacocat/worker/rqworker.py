@@ -7,7 +7,10 @@
 - the **work horse gets PR_SET_PDEATHSIG**: RQ puts the horse in its own process group and
   lets it run on if the worker dies; ours dies with its worker, and its bots die with it;
 - it adds each job's wall time, as RQ's main loop sees it (fork, bookkeeping, the job, the
-  result), to the worker counters: the denominator of the queue-overhead share.
+  result), to the worker counters: the denominator of the queue-overhead share;
+- it **watches its work horse's progress** (:mod:`tacocat.worker.progress`): a match's horse
+  that goes without progress past its match's limit (SIGSTOPped, hung) is killed and its
+  lease no longer renewed, so its match runs again at once rather than after the job timeout.
 
 Why the forking worker rather than ``SimpleWorker``: a match job runs for seconds, a fork
 costs about a millisecond (measured: docs/WORKER.md), and in exchange a job that hangs or
@@ -37,10 +40,14 @@ from rq.job import Job
 from tacocat.arena import as_unavailable
 
 from ._folders import remove_folders_of, sweep_if_due, sweep_match_folders
+from .bounds import stall_seconds
+from .failures import STALLED_META
 from .jobs import JobContext, configure
 from .launch import Launcher, pin_to, set_parent_death_signal, worker_cpu
 from .metrics import current as current_metrics
 from .metrics import setup as setup_metrics
+from .progress import Progress
+from .progress import attach as attach_progress
 from .queue import MATCH_JOB, lease_key, match_of_job, stats_key
 from .settings import WorkerSettings
 
@@ -63,11 +70,16 @@ class ArenaWorker(Worker):
         self.settings = settings
         self._lease: str | None = None
         self._horse = 0
+        self._progress = Progress()
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         sweep_if_due()  # match folders of horses killed since (they hold bots' sources)
         match = match_of_job(job.id) if job.func_name == MATCH_JOB else None
         self._lease = lease_key(self.settings.prefix, match) if match else None
+        # Until the horse knows its match's limits: unpacking and a first start.
+        self._progress.reset(stall_seconds(1.0, batch=1,
+                                           startup_timeout=self.settings.startup_timeout,
+                                           margin=self.settings.stall_margin))
         self._renew()
         started = time.perf_counter()
         try:
@@ -104,12 +116,30 @@ class ArenaWorker(Worker):
         self._horse = self.horse_pid  # RQ forgets it as the horse ends
 
     def maintain_heartbeats(self, job: Job, execution: Execution) -> None:
+        stalled = self._progress.stalled_for() if self._lease is not None else None
+        if stalled is not None:
+            self._stop_stalled(job, stalled)
+            return
         super().maintain_heartbeats(job, execution)
         self._renew()
+
+    def _stop_stalled(self, job: Job, stalled: float) -> None:
+        """Kill a horse that made no progress for ``stalled`` seconds. RQ sees it die at once
+        and fails its job; then :meth:`execute_job` releases the lease (in that order, so the
+        dispatcher finds a failed job marked stalled, not a lost one) and the match runs
+        again."""
+        log.error("the work horse of %s made no progress for %.0f s (stopped or hung): "
+                  "killing it so that its match runs again; if this repeats, look at the "
+                  "machine (a paused container, a hung disk)", job.id, stalled)
+        with contextlib.suppress(RedisError):  # the kill matters more than the note
+            job.meta[STALLED_META] = round(stalled, 1)
+            job.save_meta()  # type: ignore[no-untyped-call]
+        self.kill_horse(signal.SIGKILL)
 
     def main_work_horse(self, job: Job, queue: Queue) -> None:
         # In the horse, right after the fork: die with the worker (and so take the bots).
         set_parent_death_signal()
+        attach_progress(self._progress)
         super().main_work_horse(job, queue)
 
     def _renew(self) -> None:

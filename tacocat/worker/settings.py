@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from tacocat.arena import DEFAULT_PREFIX
 from tacocat.protocol import MAX_BATCH
-from tacocat.referee import DEFAULT_BATCH, DEFAULT_MAX_STRIKES
+from tacocat.referee import BANK_LIMITS_PER_GAME, DEFAULT_BATCH, DEFAULT_MAX_STRIKES
 
 from .launch import PINNINGS
 from .queue import DEFAULT_JOB_TIMEOUT, DEFAULT_LEASE, MATCH_QUEUE, SMOKE_QUEUE
@@ -43,6 +43,9 @@ class WorkerSettings:
     max_strikes: int = DEFAULT_MAX_STRIKES
     """Costly faults in a row (timeouts, crashes of the process) after which a bot gives up
     a match: it forfeits the rest (:mod:`tacocat.referee`'s fault policy)."""
+    bank_limits_per_game: float = BANK_LIMITS_PER_GAME
+    """Each side's time bank for a match, in decision limits per game (the referee's fault
+    policy: a side past it forfeits the rest on time); match job timeouts derive from it."""
     batch: int = DEFAULT_BATCH
     """Games of a match played at once (lockstep), unless the ladder says otherwise."""
     startup_timeout: float = 10.0
@@ -50,6 +53,9 @@ class WorkerSettings:
     lease: float = DEFAULT_LEASE
     """Seconds a running match's lease lasts without renewal (orphan detection time)."""
     job_timeout: int = DEFAULT_JOB_TIMEOUT
+    stall_margin: float = 30.0
+    """Seconds beyond a match step's worst case that its work horse may go without progress
+    before its worker kills it as stalled (:mod:`tacocat.worker.progress`)."""
     smoke_games: int = 2
     """Games of a smoke test (a duplicate pair: the new version plays both seats)."""
     smoke_decision_seconds: float = 1.0
@@ -72,11 +78,14 @@ class WorkerSettings:
                              f"got {self.pinning!r}")
         if self.smoke_games < 2 or self.smoke_games % 2:
             raise ValueError(f"smoke_games must be even and >= 2, got {self.smoke_games}")
-        for name in ("lease", "startup_timeout", "smoke_decision_seconds"):
+        for name in ("lease", "startup_timeout", "smoke_decision_seconds", "stall_margin"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.lease < 3:
             raise ValueError(f"lease must be at least 3 seconds, got {self.lease}")
+        if self.bank_limits_per_game <= 0:
+            raise ValueError("bank_limits_per_game must be positive, got "
+                             f"{self.bank_limits_per_game}")
         if self.max_strikes < 1:
             raise ValueError(f"max_strikes must be >= 1, got {self.max_strikes}")
         if not 1 <= self.batch <= MAX_BATCH:

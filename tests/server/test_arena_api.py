@@ -20,6 +20,7 @@ import redis as redis_py
 
 import tacocat.server._arena_service as arena_service
 from tacocat.arena import Arena, RateLimit, RateLimits
+from tacocat.cli._arena_cmds import match_text, status_line
 from tacocat.engine import STANDARD, Ruleset
 from tacocat.sdk import (
     AlreadyExistsError,
@@ -348,6 +349,26 @@ def test_a_scheduled_match_keeps_its_seed_secret(field: ApiField, connect: Clien
     assert match.status is MatchStatus.SCHEDULED
     assert match.seed is None and match.result is None
     assert connect().replays(field.queue[0]) == []
+
+
+def test_an_aborted_match_says_why_through_the_api_and_the_cli_text(
+        field: ApiField, connect: ClientFactory) -> None:
+    arena = field.arena
+    arena.create_ladder(field.admin, "main", games_per_pairing=2, games_per_match=2)
+    for owner in ("alice", "bob"):
+        field.add_bot(owner, "bot", "greedy")
+        arena.join_ladder(field.users[owner], "bot", "main")
+    arena.schedule("main", field.enqueue)
+    reason = "it ran past its job timeout of 9 s; 3 runs failed this way"
+    assert arena.abort_match(field.queue[0], reason)
+    client = connect()
+    match = client.match(field.queue[0])
+    assert match.status is MatchStatus.ABORTED and match.reason == reason
+    assert [m.id for m in client.matches("main", status=MatchStatus.ABORTED)] == [match.id]
+    assert f"aborted: {reason}" in match_text(match)
+    status = client.ladder_status("main")
+    assert (status.matches_aborted, status.games_aborted, status.complete) == (1, 2, True)
+    assert "1 aborted" in status_line(status)
 
 
 # ------------------------------------------------------------------------------------ watch

@@ -310,3 +310,31 @@ def test_a_client_that_stops_answering_is_told_and_dropped(referee: ThreadRefere
     records = referee.records(["anonymous/asleep"])
     assert len(records) == 3  # the match ended with the third timeout, not after 50 games
     assert all(r.result.fault is Fault.TIMEOUT for r in records)
+
+
+def test_a_slow_but_legal_live_client_runs_out_of_its_time_bank(referee: ThreadReferee) -> None:
+    class Dawdler(GreedyBot):
+        def replace(self, obs):  # type: ignore[no-untyped-def]
+            threading.Event().wait(0.15)  # half the 0.3 s limit: legal, every time
+            return super().replace(obs)
+
+        def duel(self, obs):  # type: ignore[no-untyped-def]
+            threading.Event().wait(0.15)
+            return super().duel(obs)
+
+        def attack(self, obs):  # type: ignore[no-untyped-def]
+            threading.Event().wait(0.15)
+            return super().attack(obs)
+
+        def defend(self, obs):  # type: ignore[no-untyped-def]
+            threading.Event().wait(0.15)
+            return super().defend(obs)
+
+    # Its bank: (2 + 1) games x 10 limits x 0.3 s = 9 s; two games of it take ~11 s.
+    with pytest.raises(MatchEndedError) as caught:
+        connect(Dawdler(), referee.address, games=2, opponent="house:greedy", name="dawdler")
+    assert isinstance(caught.value, RefereeError)
+    assert "used up its time bank of 9 s for this match" in caught.value.message, caught.value
+    records = referee.records(["anonymous/dawdler"])
+    assert records and "time bank" in records[-1].result.detail
+    assert records[-1].result.fault is Fault.TIMEOUT

@@ -309,6 +309,7 @@ def match_json(view: MatchView) -> dict[str, Any]:
         "seed": match.seed if recorded else None,
         "replays": len(view.records),
         "result": None,
+        "reason": match.reason or None,
     }
     result = match.result
     if result is not None:

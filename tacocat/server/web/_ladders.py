@@ -157,7 +157,7 @@ def ladder_page(static: Static, snap: LadderSnapshot, events_url: str) -> str:
 
 def status_fragment(snap: LadderSnapshot) -> str:
     st = snap.status
-    facts = (
+    facts: tuple[tuple[str, str], ...] = (
         ("Bots playing", f"{st.playing} of {st.entries}"),
         ("Matches recorded", f"{st.matches_recorded:,}"),
         ("Pending", f"{st.matches_pending:,}"),
@@ -171,6 +171,8 @@ def status_fragment(snap: LadderSnapshot) -> str:
                            "version (pending its smoke game, or rejected) "
                            f"{'do' if idle != 1 else 'does'} not play.",
                       class_="hint not-playing") if idle else ""
+    if st.matches_aborted:  # given up after failing too often: each match's page says why
+        facts += (("Aborted (not rated)", f"{st.matches_aborted:,}"),)
     waiting = tag("p", "Waiting for opponents: nothing is played or rated until two bots "
                        "play here.", class_="waiting hint") if st.waiting_for_opponents else ""
     return join([

@@ -110,6 +110,9 @@ def match_page(static: Static, view: MatchView, game: int | None,
                                      for i in range(len(view.records))),
                              class_="live-games", id="live-games"),
                          class_="panel", aria_labelledby="games-title")
+    elif match.status is MatchStatus.ABORTED:
+        games_html = tag("section", tag("p", f"This match was aborted: {match.reason}",
+                                        class_="empty"), class_="panel")
     elif match.status is not MatchStatus.RECORDED:
         games_html = tag("section", tag("p", f"This match is {match.status.value}; its games "
                                              "appear here once it is recorded.",

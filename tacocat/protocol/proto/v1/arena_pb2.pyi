@@ -82,6 +82,8 @@ class _MatchStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchStat
     MATCH_STATUS_RECORDED: _MatchStatus.ValueType  # 2
     MATCH_STATUS_CANCELLED: _MatchStatus.ValueType  # 3
     """a version retired before it was played"""
+    MATCH_STATUS_ABORTED: _MatchStatus.ValueType  # 4
+    """failed the same way too often (see Match.reason); not rated"""
 
 class MatchStatus(_MatchStatus, metaclass=_MatchStatusEnumTypeWrapper):
     """----------------------------------------------------------------------- matches"""
@@ -91,6 +93,8 @@ MATCH_STATUS_SCHEDULED: MatchStatus.ValueType  # 1
 MATCH_STATUS_RECORDED: MatchStatus.ValueType  # 2
 MATCH_STATUS_CANCELLED: MatchStatus.ValueType  # 3
 """a version retired before it was played"""
+MATCH_STATUS_ABORTED: MatchStatus.ValueType  # 4
+"""failed the same way too often (see Match.reason); not rated"""
 Global___MatchStatus: _TypeAlias = MatchStatus  # noqa: Y015
 
 class _Side:
@@ -1163,6 +1167,8 @@ class LadderStatus(_message.Message):
     GAMES_TARGET_FIELD_NUMBER: _builtins.int
     GAMES_TOWARD_TARGET_FIELD_NUMBER: _builtins.int
     COMPLETE_FIELD_NUMBER: _builtins.int
+    MATCHES_ABORTED_FIELD_NUMBER: _builtins.int
+    GAMES_ABORTED_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     version: _builtins.int
     entries: _builtins.int
@@ -1177,6 +1183,10 @@ class LadderStatus(_message.Message):
     games_target: _builtins.int
     games_toward_target: _builtins.int
     complete: _builtins.bool
+    matches_aborted: _builtins.int
+    """given up after failing the same way 3 times; not rated"""
+    games_aborted: _builtins.int
+    """their games: toward the target, never played"""
     def __init__(
         self,
         *,
@@ -1194,10 +1204,12 @@ class LadderStatus(_message.Message):
         games_target: _builtins.int = ...,
         games_toward_target: _builtins.int = ...,
         complete: _builtins.bool = ...,
+        matches_aborted: _builtins.int = ...,
+        games_aborted: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["complete", b"complete", "entries", b"entries", "games_played", b"games_played", "games_target", b"games_target", "games_toward_target", b"games_toward_target", "ladder", b"ladder", "matches_cancelled", b"matches_cancelled", "matches_pending", b"matches_pending", "matches_recorded", b"matches_recorded", "matches_scheduled", b"matches_scheduled", "playing", b"playing", "rounds", b"rounds", "rounds_completed", b"rounds_completed", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["complete", b"complete", "entries", b"entries", "games_aborted", b"games_aborted", "games_played", b"games_played", "games_target", b"games_target", "games_toward_target", b"games_toward_target", "ladder", b"ladder", "matches_aborted", b"matches_aborted", "matches_cancelled", b"matches_cancelled", "matches_pending", b"matches_pending", "matches_recorded", b"matches_recorded", "matches_scheduled", b"matches_scheduled", "playing", b"playing", "rounds", b"rounds", "rounds_completed", b"rounds_completed", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1370,6 +1382,7 @@ class Match(_message.Message):
     RECORDED_AT_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     ladder: _builtins.str
     round: _builtins.int
@@ -1385,6 +1398,8 @@ class Match(_message.Message):
     recorded_at: _builtins.float
     seq: _builtins.int
     """position in the ladder's results log"""
+    reason: _builtins.str
+    """why it was aborted (ABORTED only)"""
     @_builtins.property
     def result(self) -> Global___MatchResult:
         """set once recorded"""
@@ -1405,10 +1420,11 @@ class Match(_message.Message):
         recorded_at: _builtins.float | None = ...,
         seq: _builtins.int | None = ...,
         result: Global___MatchResult | None = ...,
+        reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_recorded_at", b"_recorded_at", "_seq", b"_seq", "recorded_at", b"recorded_at", "result", b"result", "seq", b"seq"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_recorded_at", b"_recorded_at", "_seq", b"_seq", "a", b"a", "b", b"b", "created_at", b"created_at", "enqueued_at", b"enqueued_at", "games", b"games", "id", b"id", "ladder", b"ladder", "recorded_at", b"recorded_at", "result", b"result", "round", b"round", "seed", b"seed", "seq", b"seq", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_recorded_at", b"_recorded_at", "_seq", b"_seq", "a", b"a", "b", b"b", "created_at", b"created_at", "enqueued_at", b"enqueued_at", "games", b"games", "id", b"id", "ladder", b"ladder", "reason", b"reason", "recorded_at", b"recorded_at", "result", b"result", "round", b"round", "seed", b"seed", "seq", b"seq", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__recorded_at: _TypeAlias = _typing.Literal["recorded_at"]  # noqa: Y015
     _WhichOneofArgType__recorded_at: _TypeAlias = _typing.Literal["_recorded_at", b"_recorded_at"]  # noqa: Y015
