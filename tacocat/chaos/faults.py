@@ -360,9 +360,10 @@ def fill_disk(cluster: Cluster, ladder: Ladder, say: Say, *, full_seconds: float
     return counts
 
 
-REDIS_VOLUME_KB = 64 * 1024
+REDIS_VOLUME_KB = 160 * 1024
 """The tmpfs the full-disk fault gives Redis: room for a ladder's data and an AOF rewrite
-(16 MiB filled up by itself once matches kept their bots' logs), the rest is filled."""
+(16 MiB filled up by itself once matches kept their bots' logs, 64 MiB once they also kept
+their failure counts and live-entry checks), the rest is filled."""
 
 
 def _fill(path: Path) -> None:
