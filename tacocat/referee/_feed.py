@@ -115,9 +115,12 @@ class SeatFeed:
             return Failure(Fault.PROTOCOL, f"undecodable message ({len(data)} bytes)")
         return self.read(msg)
 
-    def read(self, msg: pb.ClientMessage) -> tuple[int, Answer] | Failure | None:
+    def read(self, msg: pb.ClientMessage, *,
+             timed: bool = True) -> tuple[int, Answer] | Failure | None:
         """Sort one message from the bot: ``(request id, answer)``, a failure of the whole
-        stream (a protocol fault), or ``None`` for a late answer, to be dropped."""
+        stream (a protocol fault), or ``None`` for a late answer, to be dropped. ``timed``
+        False: the think time reported is not held against the limit (the referee was
+        stopped meanwhile)."""
         kind = msg.WhichOneof("kind")
         if kind == "action":
             request_id, think_us = msg.action.request_id, msg.action.think_us
@@ -133,9 +136,10 @@ class SeatFeed:
             return Failure(Fault.PROTOCOL, f"answer to request {request_id}, which was never "
                                            "asked")
         self._pending.discard(request_id)
-        if think_us > self._limit_us:
-            return request_id, Failure(Fault.TIMEOUT, f"took {think_us / 1e6:.3g} s; the "
-                                                      f"limit is {self._limit_us / 1e6:g} s")
+        if timed and think_us > self._limit_us:
+            # Not the time the host reports, which is the bot's own words: the limit it passed.
+            return request_id, Failure(Fault.TIMEOUT, "answered after the limit of "
+                                                      f"{self._limit_us / 1e6:g} s")
         if kind == "failure":
             return request_id, Failure(Fault.CRASH, public_failure(msg.failure.message))
         cards = tuple(msg.action.cards)

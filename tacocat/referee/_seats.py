@@ -35,6 +35,7 @@ from tacocat.protocol.proto.v1 import game_pb2 as pb
 from ._errors import HostError
 from ._feed import Answer, Failure, SeatFeed
 from ._host import HostProcess
+from ._stall import STALLS, StallWatch
 
 BACKGROUND_ALLOWANCE = 0.001
 """CPU seconds a bot's tree may use per decision besides the decision itself before that
@@ -220,8 +221,8 @@ class ProcessSeat:
         self._asked: list[int] = []
         self._sent: list[int] = []
         self._deadline = 0.0
-        self._cap = 0.0
         self._sent_at = 0.0
+        self._stalls = STALLS.watch()
 
     # -- queueing ---------------------------------------------------------------------------
 
@@ -251,12 +252,12 @@ class ProcessSeat:
         if self.cpu_usage is not None and self._cpu_mark is None:
             self._cpu_mark = self.cpu_usage()  # a fresh process: count from its first frame
         self._frame_think = 0.0
+        self._stalls = STALLS.watch()
         now = time.monotonic()
         self._sent_at = now
-        # The backstop: every decision of the frame may take its whole limit, one by one,
-        # but the answers must keep coming.
-        self._cap = now + max(1, len(self._sent)) * self.time_limit
-        self._deadline = min(self._cap, now + PROGRESS_LIMITS * self.time_limit)
+        # The backstop: answers must keep coming, PROGRESS_LIMITS limits at most apart; the
+        # host answers in the order asked, so the wait is always for one decision.
+        self._deadline = now + PROGRESS_LIMITS * self.time_limit
         failed = self.host.send(frame.SerializeToString(), self._deadline)
         if failed is not None:
             self._break(failed)
@@ -267,22 +268,28 @@ class ProcessSeat:
             return []
         got: dict[int, Answer] = {}
         waiting_since = self._sent_at
+        stalls = self._stalls
         while self.broken is None and len(got) < len(sent):
             data = self.host.receive(self._deadline)
             if isinstance(data, Failure):
-                if data.fault is Fault.TIMEOUT:
-                    missing = len(sent) - len(got)
-                    data = Failure(Fault.TIMEOUT, f"no answer to {missing} decision"
-                                   f"{'s' * (missing != 1)} within "
-                                   f"{self._deadline - waiting_since:.3g} s")
+                stalled = STALLS.within(waiting_since, time.monotonic())
+                if data.fault is Fault.TIMEOUT and stalled > 0:
+                    # This process (the referee) was not running for part of the wait: a
+                    # paused machine or worker, which is no bot's fault. The wait goes on.
+                    waiting_since += stalled
+                    self._deadline += stalled
+                    continue
+                if data.fault is Fault.TIMEOUT:  # the same words for every batch size
+                    data = Failure(Fault.TIMEOUT, (
+                        f"no answer within {PROGRESS_LIMITS * self.time_limit:g} s (the "
+                        f"limit is {self.time_limit:g} s)"))
                 self._break(data)
                 break
             answered = len(got)
-            self._read_frame(data, got)
+            self._read_frame(data, got, stalls)
             if len(got) > answered:
                 waiting_since = time.monotonic()
-                self._deadline = min(self._cap,
-                                     waiting_since + PROGRESS_LIMITS * self.time_limit)
+                self._deadline = waiting_since + PROGRESS_LIMITS * self.time_limit
         if self.broken is not None:
             if self.on_decision is not None:
                 waited = time.monotonic() - self._sent_at
@@ -316,7 +323,7 @@ class ProcessSeat:
         self._break(failure)
         return failure
 
-    def _read_frame(self, data: bytes, got: dict[int, Answer]) -> None:
+    def _read_frame(self, data: bytes, got: dict[int, Answer], stalls: StallWatch) -> None:
         if len(data) > MAX_CLIENT_MESSAGE:
             self._break(Failure(Fault.PROTOCOL, f"a frame of {len(data)} bytes exceeds the "
                                                 f"{MAX_CLIENT_MESSAGE}-byte limit"))
@@ -328,7 +335,9 @@ class ProcessSeat:
             return
         timer = self.on_decision
         for msg in frame.messages:
-            sorted_ = self.feed.read(msg)
+            # Late by the host's clock while this process was stopped: the host was most
+            # likely stopped with it, the machine's fault, so the time is not judged.
+            sorted_ = self.feed.read(msg, timed=not stalls.seen())
             if isinstance(sorted_, Failure):
                 self._break(sorted_)
                 return
