@@ -21,6 +21,7 @@ from tacocat.sdk._loader import load_bot_class
 from ._output import Progress, plural, table
 from ._play_jobs import JobPool, MatchPlan, PlayedRun, default_jobs
 from ._play_logs import describe_printed
+from ._play_seats import SeatError
 from ._worker import add_bot_limits, bot_limits
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 verdict = ""
             else:
                 played, verdict = _play_sprt(pool, sprt, games, progress, count)
-    except MatchRuntimeError as exc:
+    except (MatchRuntimeError, SeatError) as exc:
         progress.close()
         print(f"tacocat play: {exc}", file=sys.stderr)
         return 1
@@ -203,6 +204,10 @@ def _check(args: argparse.Namespace) -> str:
     if args.sandbox and args.no_time_limit:
         return ("--sandbox plays as the arena does, every decision timed: drop "
                 "--no-time-limit (a debugger needs the bot in this process)")
+    for flag, value in (("--bot-memory-mb", args.bot_memory_mb),
+                        ("--bot-cpu-seconds", args.bot_cpu_seconds)):
+        if value < 1:
+            return f"{flag} must be at least 1, got {value}"
     if not args.no_time_limit and not args.time_limit > 0:
         return (f"--time-limit must be positive, got {args.time_limit}; "
                 "--no-time-limit turns the limit off")

@@ -152,7 +152,7 @@ def _play_run(total: int, start: int, stop: int) -> PlayedRun:
 def _play(plan: MatchPlan, total: int, start: int, stop: int,
           on_game: Callable[[MatchGame], None]) -> PlayedRun:
     schedule = duplicate_pairs(total, plan.seed)[start:stop]
-    with LocalSeats(plan, [g.index for g in schedule]) as seats:
+    with LocalSeats(plan) as seats:
         played = play_match(seats.seats, schedule, names=plan.names, rules=plan.rules,
                             batch=plan.batch, on_game=on_game)
         printed = seats.printed()

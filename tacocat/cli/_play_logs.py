@@ -24,7 +24,7 @@ import io
 import re
 import sys
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -182,12 +182,12 @@ class LoggedBot(Bot):
 
 
 def logged(factory: Callable[[], Bot], output: SideOutput,
-           indexes: Iterator[int]) -> Callable[[], Bot]:
-    """``factory`` whose bots print to ``output``; the n-th bot made plays game
-    ``indexes``' n-th (the schedule's order: the seat makes them in that order)."""
+           game: Callable[[], int]) -> Callable[[], Bot]:
+    """``factory`` whose bots print to ``output``, each to the game ``game()`` says when it
+    is made (the seat makes a bot as its game starts)."""
 
     def make() -> Bot:
-        log = GameOutput(output, next(indexes))
+        log = GameOutput(output, game())
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             try:
                 bot = factory()

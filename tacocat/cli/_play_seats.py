@@ -18,7 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from tacocat.referee import HostProcess, InProcessSeat, ProcessSeat, Seat
+from tacocat.engine import Bot, Observation, Outcome, Round, Ruleset
+from tacocat.referee import Answer, Failure, HostProcess, InProcessSeat, ProcessSeat, Seat
 from tacocat.sdk._loader import split_spec
 
 from ._play_logs import Printed, SideOutput, StreamLog, logged
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from ._play_jobs import MatchPlan
 
 SIDES = ("A", "B")
+
+
+class SeatError(Exception):
+    """A bot cannot be seated as asked (the sandbox refuses its folder, say)."""
 
 
 def in_process(spec: str, time_limit: float | None) -> bool:
@@ -38,7 +43,7 @@ class LocalSeats:
     """Both seats of one run of a local match; a context manager that ends their processes
     (and the sandbox's cgroups) whatever happened."""
 
-    def __init__(self, plan: MatchPlan, indexes: Sequence[int]) -> None:
+    def __init__(self, plan: MatchPlan) -> None:
         self.outputs = tuple(SideOutput(side, plan.logs, echo=plan.show_output)
                              for side in SIDES)
         self.seats: list[Seat] = []
@@ -46,16 +51,15 @@ class LocalSeats:
         self._logs: list[StreamLog] = []
         try:
             for side in (0, 1):
-                self.seats.append(self._seat(plan, side, indexes))
+                self.seats.append(self._seat(plan, side))
         except BaseException:
             self.close()
             raise
 
-    def _seat(self, plan: MatchPlan, side: int, indexes: Sequence[int]) -> Seat:
+    def _seat(self, plan: MatchPlan, side: int) -> Seat:
         spec, output = plan.specs[side], self.outputs[side]
         if plan.time_limit is None or in_process(spec, plan.time_limit):
-            return InProcessSeat(logged(plan.bots[side], output, iter(indexes)),
-                                 time_limit=plan.time_limit)
+            return _Logged(plan.bots[side], output, plan.time_limit)
         log = StreamLog(output)
         self._logs.append(log)
         if plan.launcher is None:
@@ -65,8 +69,11 @@ class LocalSeats:
         from tacocat.worker.launch import BotSpec  # noqa: PLC0415 - the server extra's
 
         path, class_name = _split_spec(spec)
-        command = plan.launcher.command(BotSpec(plan.names[side], path.parent,
-                                                path.name + class_name))
+        try:
+            command = plan.launcher.command(BotSpec(plan.names[side], path.parent,
+                                                    path.name + class_name))
+        except (ValueError, OSError) as exc:  # the sandbox's own words say what to fix
+            raise SeatError(f"--sandbox: {exc}") from exc
         host = HostProcess(spec, log=log, **command.host_process_kwargs())
 
         def close() -> None:
@@ -97,6 +104,54 @@ class LocalSeats:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+class _Logged:
+    """An :class:`~tacocat.referee.InProcessSeat` whose bots print to ``output``, each in
+    its game's part (a game played again gets a new bot, which must log to it too)."""
+
+    def __init__(self, factory: Callable[[], Bot], output: SideOutput,
+                 time_limit: float | None) -> None:
+        self._game = 0
+        self.seat = InProcessSeat(logged(factory, output, lambda: self._game),
+                                  time_limit=time_limit)
+
+    @property
+    def broken(self) -> Failure | None:
+        return self.seat.broken
+
+    @property
+    def lost(self) -> str | None:
+        return self.seat.lost
+
+    @property
+    def never_started(self) -> bool:
+        return self.seat.never_started
+
+    def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
+        self._game = game
+        self.seat.start(game, games, seat, rules, opponent)
+
+    def ask(self, game: int, obs: Observation) -> None:
+        self.seat.ask(game, obs)
+
+    def refuse(self, game: int, failure: Failure) -> None:
+        self.seat.refuse(game, failure)
+
+    def end(self, game: int, outcome: Outcome, rounds: Sequence[Round]) -> None:
+        self.seat.end(game, outcome, rounds)
+
+    async def send(self) -> None:
+        await self.seat.send()
+
+    async def answers(self) -> list[Answer]:
+        return await self.seat.answers()
+
+    def restart(self) -> None:
+        self.seat.restart()
+
+    def give_up(self, failure: Failure) -> None:
+        self.seat.give_up(failure)
 
 
 def _split_spec(spec: str) -> tuple[Path, str]:

@@ -42,10 +42,14 @@ BACKGROUND_ALLOWANCE = 0.001
 counts as background work: an honest host spends tens of microseconds decoding a request
 and encoding its answer."""
 
-PROGRESS_LIMITS = 2
-"""Decision limits a frame's answers may take to start coming (and between two parts of
-them): the host sends what it has every quarter limit, so an honest host has half a limit
-to spare however large the batch."""
+PROGRESS_LIMITS = 5
+"""Decision limits of wall time the referee waits for the next answer of a frame before it
+kills the process (the host answers in the order asked, and sends what it has every quarter
+limit, so the wait is for one decision, whatever the batch). Far above the limit: a
+decision is judged by the bot's own time (the host's clock stops while another process holds
+the CPU, :mod:`tacocat.sdk._own_time`), and an honest bot on a core shared with a spinning
+opponent and a loaded machine may need several times its own time in wall time. This only
+bounds a bot that never answers (a sleeper, an endless loop)."""
 
 DecisionTimer = Callable[[float], None]
 """Called with each decision's seconds (failures included): how metrics time decisions."""
@@ -178,13 +182,15 @@ class ProcessSeat:
     """A bot in a :class:`HostProcess`, with ``time_limit`` seconds per decision.
 
     The process is started when the first frame goes out (and again after :meth:`restart`);
-    one that cannot be started is :attr:`broken` with ``crash``. The backstop (past it the
-    process is killed): a frame of ``k`` requests must be answered within ``k x time_limit``,
-    and some of its answers must arrive every :data:`PROGRESS_LIMITS` limits (the host sends
-    a slow frame's answers in parts), so a hung bot costs two limits, not ``k``; each
-    decision's own time, as the host measured it, must stay within ``time_limit``. The
-    methods block on the pipes: play through :func:`~tacocat.referee.play_match`, or from a
-    thread.
+    one that cannot be started is :attr:`broken` with ``crash``. Each decision's own time (as
+    the host measures it, its clock stopped while others hold the CPU) must stay within
+    ``time_limit``, or that game forfeits. The backstop (past it the process is killed, the
+    game it was deciding forfeits, the loop plays its other games again): the answers of a
+    frame must keep coming, :data:`PROGRESS_LIMITS` limits of wall time at most apart (the
+    host sends a slow frame's answers in parts), so a hung bot costs that, not ``k`` limits,
+    whatever the batch. A stall of this process (:mod:`._stall`) extends the wait and
+    suspends the host's reported times for that frame. The methods block on the pipes: play
+    through :func:`~tacocat.referee.play_match`, or from a thread.
 
     ``on_decision`` gets each decision's seconds as the host measured them (failures of the
     whole frame count the time waited): how a worker times sandboxed decisions.
@@ -255,8 +261,8 @@ class ProcessSeat:
         self._stalls = STALLS.watch()
         now = time.monotonic()
         self._sent_at = now
-        # The backstop: answers must keep coming, PROGRESS_LIMITS limits at most apart; the
-        # host answers in the order asked, so the wait is always for one decision.
+        # The backstop: answers must keep coming, PROGRESS_LIMITS limits at most apart (no
+        # cap on the whole frame: that would charge one game for the others' time).
         self._deadline = now + PROGRESS_LIMITS * self.time_limit
         failed = self.host.send(frame.SerializeToString(), self._deadline)
         if failed is not None:

@@ -138,9 +138,9 @@ def test_the_same_match_played_twice_at_once_is_recorded_once(
 
 
 SMOKE_REASONS = {
-    # A smoke test plays its two games at once: two decisions, 2 x 0.5 s for the batch.
-    "loop": ("timeout", "no answer to 2 decisions within 1 s"),
-    "sleep": ("timeout", "no answer to 2 decisions within 1 s"),
+    # A smoke test plays its two games at once; the decision hangs: 2 x 0.5 s for it.
+    "loop": ("timeout", "no answer within 1 s (the limit is 0.5 s)"),
+    "sleep": ("timeout", "no answer within 1 s (the limit is 0.5 s)"),
     "hog": ("crash", "MemoryError"),
     "garbage": ("protocol", "exceeds"),
     "exit": ("crash", "exited with code 9"),
@@ -154,8 +154,9 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
     field = make_field(redis)
     arena = field.arena
     # 128 MB of address space: the hog hits it after touching ~80 MB, well within its time.
-    # Batches of 4: the first fault forfeits the four games in flight, the next game (played
-    # alone after a strike) is the second strike, and the side gives up the rest.
+    # Batches of 4: the first fault forfeits the game the bot was deciding (the other three
+    # are played again, one at a time after a strike), the next is the second strike, and
+    # the side gives up the rest.
     tree = trees("--max-strikes", "2", "--batch", "4", "--bot-memory-mb", "128", workers=2)
     workers = sorted(tree.worker_pids())
 
