@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.engine import STANDARD, duplicate_pairs
-from tacocat.worker import BotSpec, Launcher, MatchPlayer
+from tacocat.engine import STANDARD, Fault, Reason, duplicate_pairs
+from tacocat.worker import Launcher, MatchPlayer
 from tacocat.worker.sandbox import SandboxPolicy
+from tests.cli.helpers import slow_once_source
 
-from .worker_helpers import SANDBOX
+from .worker_helpers import SANDBOX, bot_folder, good_bot
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -97,21 +98,13 @@ class Spinner(GreedyBot):
 }
 
 
-def _bot(folder: Path, name: str, text: str) -> BotSpec:
-    folder.mkdir(mode=0o755)
-    path = folder / "bot.py"
-    path.write_text(text)
-    path.chmod(0o644)
-    return BotSpec(name, folder)
-
-
 @pytest.mark.parametrize("attacker", sorted(ATTACKERS))
 def test_an_honest_bot_loses_no_game_on_time_and_the_attacker_is_charged(
         tmp_path: Path, attacker: str) -> None:
     assert SANDBOX, "bubblewrap is required: hostile bots never run unsandboxed"
     launcher = Launcher(SandboxPolicy(), sandbox=True, cpu=0)  # one core, as a worker's
-    honest = _bot(tmp_path / "honest", "honest@1", HONEST)
-    bad = _bot(tmp_path / "bad", f"{attacker}@1", ATTACKERS[attacker])
+    honest = bot_folder(tmp_path / "honest", "honest@1", HONEST.encode())
+    bad = bot_folder(tmp_path / "bad", f"{attacker}@1", ATTACKERS[attacker].encode())
     with MatchPlayer(launcher, honest, bad, STANDARD, time_limit=LIMIT) as player:
         played = player.play(duplicate_pairs(6, "fair"))
     victim, culprit = played.sides
@@ -121,3 +114,24 @@ def test_an_honest_bot_loses_no_game_on_time_and_the_attacker_is_charged(
         assert result.offender != played.a_seats[index], result  # never the honest bot
     assert culprit.failures, "the attacker used CPU it did not report, uncharged"
     assert "of CPU besides its decisions" in culprit.failures[0].detail, culprit.failures
+
+
+def test_one_hung_decision_costs_its_game_only_with_the_same_records_for_every_batch(
+        tmp_path: Path) -> None:
+    # The arena's path: a bot that hangs in one decision of one game of 16. Its process is
+    # killed; that game forfeits; the games it had in flight are played again from their
+    # start, so batch 16 records exactly what batch 1 does.
+    launcher = Launcher(SandboxPolicy(), sandbox=True, cpu=0)
+    slow = bot_folder(tmp_path / "slow", "slow@1",
+                      slow_once_source("once", 16, 30).encode())
+    good = bot_folder(tmp_path / "good", "good@1", good_bot("good", "GreedyBot"))
+    records = []
+    for batch in (1, 16):
+        with MatchPlayer(launcher, slow, good, STANDARD, time_limit=LIMIT,
+                         batch=batch) as player:
+            played = player.play(duplicate_pairs(16, "once"))
+        forfeits = [r.result for r in played.records if r.result.reason is Reason.FORFEIT]
+        assert len(forfeits) == 1 and forfeits[0].fault is Fault.TIMEOUT, forfeits
+        assert forfeits[0].detail.endswith("no answer within 2.5 s (the limit is 0.5 s)")
+        records.append([r.dumps() for r in played.records])
+    assert records[0] == records[1]
