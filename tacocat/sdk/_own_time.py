@@ -22,16 +22,34 @@ import threading
 import time
 
 _files: dict[int, int | None] = {}
+_last_delay: dict[int, float] = {}
+"""Each thread's run delay at its last :func:`own_elapsed`."""
 
 
-def own_time() -> float:
-    """Seconds on a clock that stops while this thread waits for a CPU held by others."""
-    now = time.monotonic()
-    return now - _run_delay()
+def own_start() -> float:
+    """A decision starts: the mark to give :func:`own_elapsed`.
 
-
-def _run_delay() -> float:
+    The run delay is the one read at the end of this thread's last decision (one read of
+    ``/proc`` per decision, not two: ~2.5 us each). Since then the thread did its own
+    protocol work or slept waiting for a frame, which adds no run delay; what it waited on
+    the run queue after its wake-up is taken off this decision, in the bot's favour.
+    """
     thread = threading.get_native_id()
+    delay = _last_delay.get(thread)
+    if delay is None:
+        delay = _run_delay(thread)
+    return time.monotonic() - delay
+
+
+def own_elapsed(start: float) -> float:
+    """Seconds of this thread's own time since :func:`own_start` gave ``start``: the clock
+    stopped while it waited for a CPU another process held."""
+    thread = threading.get_native_id()
+    delay = _last_delay[thread] = _run_delay(thread)
+    return time.monotonic() - delay - start
+
+
+def _run_delay(thread: int) -> float:
     fd = _files.get(thread, -1)
     if fd == -1:
         fd = _open(thread)
