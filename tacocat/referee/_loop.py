@@ -224,7 +224,8 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
                 else:
                     still.append(game)
             active = still
-            replays.sort(key=lambda plan: plan.index)
+            if lost:
+                replays.sort(key=lambda plan: plan.index)
         for seat_io in seats:
             await seat_io.send()  # the last results
     except asyncio.CancelledError:

@@ -340,10 +340,11 @@ class ProcessSeat:
             self._break(Failure(Fault.PROTOCOL, f"undecodable frame ({len(data)} bytes)"))
             return
         timer = self.on_decision
+        # Late by the host's clock while this process was stopped: the host was most likely
+        # stopped with it, the machine's fault, so the time is not judged.
+        timed = not stalls.seen()
         for msg in frame.messages:
-            # Late by the host's clock while this process was stopped: the host was most
-            # likely stopped with it, the machine's fault, so the time is not judged.
-            sorted_ = self.feed.read(msg, timed=not stalls.seen())
+            sorted_ = self.feed.read(msg, timed=timed)
             if isinstance(sorted_, Failure):
                 self._break(sorted_)
                 return

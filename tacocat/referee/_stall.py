@@ -35,8 +35,10 @@ class StallClock:
         self._stalls: deque[tuple[float, float]] = deque(maxlen=64)
         self._count = 0
         self._last_tick = time.monotonic()
-        self._pid = 0
+        self._running = False
         self._lock = threading.Lock()
+        # A forked child has no tick thread: it starts its own on first use.
+        os.register_at_fork(after_in_child=self._forked)
 
     def watch(self) -> StallWatch:
         """A watch that says whether a stall happens from now on."""
@@ -52,8 +54,9 @@ class StallClock:
 
     def stalls(self) -> int:
         """How many stalls were seen, the one going on (not yet ticked) included."""
-        with self._lock:
-            return self._count + len(self._pending(time.monotonic()))
+        # No lock: called once a frame, and an int and a float are read atomically.
+        late = time.monotonic() - self._last_tick > TICK + STALL
+        return self._count + late
 
     def _pending(self, now: float) -> list[tuple[float, float]]:
         """A stall the tick thread has not recorded yet (it resumes after the caller)."""
@@ -62,11 +65,15 @@ class StallClock:
         return []
 
     def _ensure(self) -> None:
-        if self._pid == os.getpid():
+        if self._running:
             return
-        self._pid = os.getpid()
+        self._running = True
         self._last_tick = time.monotonic()
         threading.Thread(target=self._run, name="tacocat-stall-clock", daemon=True).start()
+
+    def _forked(self) -> None:
+        self._running = False
+        self._lock = threading.Lock()
 
     def _run(self) -> None:
         while True:

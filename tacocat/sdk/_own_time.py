@@ -20,33 +20,47 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import Final
+
+FAST: Final = 0.001
+"""A decision shorter than this on the wall clock is reported as is: it cannot have waited
+long for a CPU, and the referee allows a millisecond per decision anyway."""
+FRESH: Final = 0.05
+"""Seconds a run-delay reading serves as the start of this thread's next decisions."""
 
 _files: dict[int, int | None] = {}
-_last_delay: dict[int, float] = {}
-"""Each thread's run delay at its last :func:`own_elapsed`."""
+_last: dict[int, tuple[float, float]] = {}
+"""Each thread's last run-delay reading, and when it was read (``time.monotonic``)."""
 
 
 def own_start() -> float:
     """A decision starts: the mark to give :func:`own_elapsed`.
 
-    The run delay is the one read at the end of this thread's last decision (one read of
-    ``/proc`` per decision, not two: ~2.5 us each). Since then the thread did its own
-    protocol work or slept waiting for a frame, which adds no run delay; what it waited on
-    the run queue after its wake-up is taken off this decision, in the bot's favour.
+    Reading the run delay costs a ``/proc`` read (~2.5 us), so a reading at most
+    :data:`FRESH` old is used instead: what the thread waited on the run queue since then
+    (its wake-up for this frame, earlier fast decisions) is taken off this decision too, in
+    the bot's favour and by little.
     """
     thread = threading.get_native_id()
-    delay = _last_delay.get(thread)
-    if delay is None:
+    now = time.monotonic()
+    delay, read_at = _last.get(thread, (0.0, -FRESH))
+    if now - read_at >= FRESH:
         delay = _run_delay(thread)
-    return time.monotonic() - delay
+        _last[thread] = (delay, now)
+    return now - delay
 
 
 def own_elapsed(start: float) -> float:
     """Seconds of this thread's own time since :func:`own_start` gave ``start``: the clock
     stopped while it waited for a CPU another process held."""
     thread = threading.get_native_id()
-    delay = _last_delay[thread] = _run_delay(thread)
-    return time.monotonic() - delay - start
+    now = time.monotonic()
+    delay = _last[thread][0]
+    if now - delay - start < FAST:
+        return now - delay - start
+    delay = _run_delay(thread)
+    _last[thread] = (delay, now)
+    return now - delay - start
 
 
 def _run_delay(thread: int) -> float:
