@@ -60,8 +60,9 @@ class Seat(Protocol):
 
     @property
     def broken(self) -> Failure | None:
-        """Why the bot lost every game in flight (its process died, went silent, garbled its
-        output or did not start); ``None`` while it works."""
+        """Why the bot lost its process (it died, went silent, garbled its output or did not
+        start): the first game it was asked about in the step forfeits, the loop plays its
+        other games in flight again; ``None`` while it works."""
 
     @property
     def lost(self) -> str | None:
@@ -375,8 +376,8 @@ class ProcessSeat:
         if self.broken is None:
             self.broken = failure
             if self.host.log is not None:  # the owner reads why the process was lost
-                self.host.log.note(f"{failure.fault.value}: {failure.detail}; every game in "
-                                   "flight forfeits")
+                self.host.log.note(f"{failure.fault.value}: {failure.detail}; the game it was "
+                                   "deciding forfeits, the others are played again")
 
     # -- after a fault ----------------------------------------------------------------------
 

@@ -103,7 +103,8 @@ def test_a_host_that_dies_forfeits_with_crash_and_is_restarted() -> None:
         assert host.starts == 2
         text = log.data.decode()
         assert text.count("goodbye, cruel world") == 2  # ... but in its owner's log
-        assert "[referee] crash: exited with code 3; every game in flight forfeits" in text
+        assert "[referee] crash: exited with code 3; the game it was deciding forfeits, the " \
+               "others are played again" in text
         assert "[referee] the bot's process is restarted" in text
         assert played.sides[0].restarts == 2 and played.sides[0].gave_up is None
 

@@ -138,9 +138,9 @@ def test_the_same_match_played_twice_at_once_is_recorded_once(
 
 
 SMOKE_REASONS = {
-    # A smoke test plays its two games at once; the decision hangs: 2 x 0.5 s for it.
-    "loop": ("timeout", "no answer within 1 s (the limit is 0.5 s)"),
-    "sleep": ("timeout", "no answer within 1 s (the limit is 0.5 s)"),
+    # A smoke test plays its two games at once; the decision hangs: 5 x 0.5 s for it.
+    "loop": ("timeout", "no answer within 2.5 s (the limit is 0.5 s)"),
+    "sleep": ("timeout", "no answer within 2.5 s (the limit is 0.5 s)"),
     "hog": ("crash", "MemoryError"),
     "garbage": ("protocol", "exceeds"),
     "exit": ("crash", "exited with code 9"),
