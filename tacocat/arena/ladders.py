@@ -18,7 +18,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, Final
 
-from tacocat.engine import Ruleset, RulesetError
+from tacocat.engine import DEFAULT_TIME_LIMIT, Ruleset, RulesetError
 
 from ._redis import Clock, Redis, default_clock, scored, script, text, text_map
 from .bots import current_versions
@@ -28,7 +28,7 @@ from .models import Entry, Ladder, check_name
 
 DEFAULT_GAMES_PER_PAIRING: Final = 200
 DEFAULT_GAMES_PER_MATCH: Final = 20
-DEFAULT_DECISION_SECONDS: Final = 1.0
+DEFAULT_DECISION_SECONDS: Final = DEFAULT_TIME_LIMIT
 MAX_GAMES_PER_MATCH: Final = 10_000
 MAX_GAMES_PER_PAIRING: Final = 100_000
 MIN_DECISION_SECONDS: Final = 0.01

@@ -7,19 +7,25 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from tacocat.engine import STANDARD, EngineError, Ruleset
 from tacocat.engine.sprt import Pentanomial, Sprt, Verdict, verdict_words
 from tacocat.engine.stats import match_stats
 from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH
 from tacocat.protocol.logs import LOG_CAP
-from tacocat.referee import DEFAULT_BATCH
+from tacocat.referee import DEFAULT_BATCH, MatchRuntimeError
 from tacocat.sdk import SdkError
 from tacocat.sdk._loader import load_bot_class
 
 from ._output import Progress, plural, table
 from ._play_jobs import JobPool, MatchPlan, PlayedRun, default_jobs
+from ._play_logs import describe_printed
+from ._play_seats import SeatError
+from ._worker import add_bot_limits, bot_limits
+
+if TYPE_CHECKING:
+    from tacocat.worker.launch import Launcher
 
 SPRT_GAMES: Final = 20_000
 """--games' default with --sprt: a cap, rarely reached when elo1 - elo0 is 5 or more."""
@@ -33,8 +39,16 @@ Games are played in duplicate pairs: both games of a pair use the same shuffles,
 seats swapped, so the luck of the deal cancels out. A bot is house:NAME (random, greedy,
 strong) or path/to/bot.py[:ClassName]. Each game gets its own bot object, and --batch games
 are played at once, as the arena does: the games are the same for every batch size.
-A decision over --time-limit forfeits its game on time, as in the arena. --jobs N plays on
-N processes, with the same games and summary for every N.
+
+Time, as in the arena: a bot file runs in its own process (python -m tacocat.sdk.host, as a
+worker runs it; --sandbox: in the worker's own sandbox, with its limits). A decision over
+--time-limit forfeits its game on time; one that spins or sleeps on gets the process killed
+and restarted, and the match goes on. Only with --no-time-limit (for a debugger) and for
+house bots does a bot play in this process. --jobs N plays on N processes, with the same
+games and summary for every N.
+
+What the bots print stays off the terminal: the summary says how much each printed and
+quotes its first lines; --logs DIR keeps it per game, --show-output shows it live.
 
 --sprt answers "is A (my v2) stronger than B (my v1)?": it plays until a sequential
 probability ratio test over duplicate pairs (pentanomial, logistic Elo, as fishtest and
@@ -70,10 +84,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--logs", type=Path, metavar="DIR",
                    help="keep what each bot prints (stdout, stderr) and its tracebacks, per "
                         f"game: DIR/game-NNNNN-A.log, at most {LOG_CAP // 1024} KiB each "
-                        "(an earlier run's game-*.log there are replaced)")
+                        "(an earlier run's logs there are replaced)")
+    p.add_argument("--show-output", action="store_true",
+                   help="also show what the bots print on stderr as they print it, each "
+                        "line prefixed with [A] or [B]")
+    p.add_argument("--sandbox", action="store_true",
+                   help="run bot files in the arena workers' sandbox, with their limits (the "
+                        "flags below), as a submitted bot runs; refused where the sandbox "
+                        "does not work, with the reason")
     p.add_argument("--jobs", type=int, metavar="N",
                    help=f"processes to play on (default: all {default_jobs()} cores); the "
                         "games are the same for every N")
+    add_bot_limits(p.add_argument_group("limits of a bot with --sandbox (as the worker's)"))
     sprt = p.add_argument_group("SPRT: is A stronger than B? (docs: docs/PLAY.md, 'SPRT')")
     sprt.add_argument("--sprt", action="store_true",
                       help="play duplicate pairs until the sequential test accepts H0 "
@@ -105,14 +127,22 @@ def run(args: argparse.Namespace) -> int:
     if args.logs is not None:
         try:
             args.logs.mkdir(parents=True, exist_ok=True)
-            for old in args.logs.glob("game-*.log"):  # an earlier run's: logs are appended
-                old.unlink()
+            for pattern in ("game-*.log", "startup-*.log"):  # an earlier run's: appended to
+                for old in args.logs.glob(pattern):
+                    old.unlink()
         except OSError as exc:
             print(f"tacocat play: --logs {args.logs}: {exc.strerror}", file=sys.stderr)
             return 2
-    plan = MatchPlan(bots, names, args.seed, rules, args.batch,
+    launcher = None
+    if args.sandbox:
+        launcher, problem = _sandbox_launcher(args)
+        if launcher is None:
+            print(f"tacocat play: --sandbox: {problem}", file=sys.stderr)
+            return 1
+    plan = MatchPlan(bots, (args.bot_a, args.bot_b), names, args.seed, rules, args.batch,
                      None if args.no_time_limit else args.time_limit, args.logs,
-                     keep_records=args.replay is not None)
+                     keep_records=args.replay is not None, launcher=launcher,
+                     show_output=args.show_output)
     progress = Progress(games, "playing")
     done = [0]
 
@@ -120,12 +150,17 @@ def run(args: argparse.Namespace) -> int:
         done[0] += ended
         progress.update(done[0])
 
-    with JobPool(plan, args.jobs or default_jobs()) as pool:
-        if sprt is None:
-            played = pool.play(games, 0, games, count)
-            verdict = ""
-        else:
-            played, verdict = _play_sprt(pool, sprt, games, progress, count)
+    try:
+        with JobPool(plan, args.jobs or default_jobs()) as pool:
+            if sprt is None:
+                played = pool.play(games, 0, games, count)
+                verdict = ""
+            else:
+                played, verdict = _play_sprt(pool, sprt, games, progress, count)
+    except (MatchRuntimeError, SeatError) as exc:
+        progress.close()
+        print(f"tacocat play: {exc}", file=sys.stderr)
+        return 1
     progress.close()
     scores = [g.a_score for g in played.games]
     forfeits: list[Counter[str]] = [Counter(), Counter()]
@@ -145,12 +180,16 @@ def run(args: argparse.Namespace) -> int:
                   f"first: {first[(side, fault)]}")
     for name, detail in played.gave_up:
         print(f"{name} {detail}")
+    for name, printed in zip(names, played.printed, strict=True):
+        said = describe_printed(name, printed, args.logs)
+        if said:
+            print(said)
     if verdict:
         print(f"\n{verdict}")
     if args.replay:
         print(f"\nreplays: {len(played.games)} records in {args.replay}")
     if args.logs is not None:
-        written = len(list(args.logs.glob("game-*.log")))
+        written = len(list(args.logs.glob("*.log")))
         print(f"logs: {written} file{'s' * (written != 1)} in {args.logs} (what each bot "
               f"printed in each game, and its tracebacks; at most {LOG_CAP // 1024} KiB each)")
     return 0
@@ -162,6 +201,13 @@ def _check(args: argparse.Namespace) -> str:
         return f"--games must be at least 1, got {args.games}"
     if not 1 <= args.batch <= MAX_BATCH:
         return f"--batch must be from 1 to {MAX_BATCH}, got {args.batch}"
+    if args.sandbox and args.no_time_limit:
+        return ("--sandbox plays as the arena does, every decision timed: drop "
+                "--no-time-limit (a debugger needs the bot in this process)")
+    for flag, value in (("--bot-memory-mb", args.bot_memory_mb),
+                        ("--bot-cpu-seconds", args.bot_cpu_seconds)):
+        if value < 1:
+            return f"{flag} must be at least 1, got {value}"
     if not args.no_time_limit and not args.time_limit > 0:
         return (f"--time-limit must be positive, got {args.time_limit}; "
                 "--no-time-limit turns the limit off")
@@ -170,6 +216,25 @@ def _check(args: argparse.Namespace) -> str:
     if args.jobs is not None and args.jobs < 1:
         return f"--jobs must be at least 1, got {args.jobs} (default: all {default_jobs()} cores)"
     return ""
+
+
+def _sandbox_launcher(args: argparse.Namespace) -> tuple[Launcher | None, str]:
+    """The worker's launcher with the limits given, or why the sandbox cannot run here."""
+    try:
+        from tacocat.worker import WorkerSettings  # noqa: PLC0415 - the server extra's
+        from tacocat.worker.launch import Launcher  # noqa: PLC0415
+        from tacocat.worker.sandbox import sandbox_status  # noqa: PLC0415
+    except ImportError as exc:
+        return None, (f"the sandbox is the arena worker's ({exc.name} is missing): "
+                      "pip install 'tacocat-arena[server]'")
+    try:
+        policy = WorkerSettings(sandbox=True, **bot_limits(args)).sandbox_policy()
+    except ValueError as exc:
+        return None, str(exc)
+    status = sandbox_status()
+    if not status.available:
+        return None, status.describe()
+    return Launcher(policy, sandbox=True), ""
 
 
 def _play_sprt(pool: JobPool, sprt: Sprt, games: int, progress: Progress,
@@ -182,9 +247,7 @@ def _play_sprt(pool: JobPool, sprt: Sprt, games: int, progress: Progress,
     line = ""
     for start in range(0, games, SPRT_BLOCK):
         stop = min(start + SPRT_BLOCK, games)
-        block = pool.play(games, start, stop, count)
-        played.games.extend(block.games)
-        played.gave_up.extend(block.gave_up)
+        played.add(pool.play(games, start, stop, count))
         penta = Pentanomial.of_scores([g.a_score for g in played.games])
         line = sprt.line(penta, len(played.games))
         progress.close()

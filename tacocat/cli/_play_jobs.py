@@ -2,11 +2,11 @@
 
 The schedule (:func:`~tacocat.engine.duplicate_pairs`) is cut into N contiguous runs of whole
 pairs; each process plays its run through the one match loop
-(:func:`~tacocat.referee.play_in_process`) and the games are put back in schedule order. A
-game's record depends only on its deal and the bots' answers, so the records and the summary
-are the same for every N (and every ``--batch``), with one exception: a side that gives up
-(three strikes in a row, :mod:`tacocat.referee._policy`) gives up in its own process's run
-only, since the processes do not wait for each other.
+(:func:`~tacocat.referee.play_match`, its seats from :mod:`._play_seats`) and the games are
+put back in schedule order. A game's record depends only on its deal and the bots' answers,
+so the records and the summary are the same for every N (and every ``--batch``), with one
+exception: a side that gives up (three strikes in a row, :mod:`tacocat.referee._policy`)
+gives up in its own process's run only, since the processes do not wait for each other.
 
 Worker processes are forked (the bot classes are already loaded), live as long as the
 :class:`JobPool` and are ended with it, also on Ctrl-C.
@@ -20,14 +20,18 @@ import queue
 import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from tacocat.engine import Bot, MatchGame, Ruleset, duplicate_pairs
-from tacocat.referee import play_in_process
+from tacocat.referee import play_match
 
-from ._play_logs import logged
+from ._play_logs import Printed
+from ._play_seats import LocalSeats
+
+if TYPE_CHECKING:
+    from tacocat.worker.launch import Launcher
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,10 @@ class MatchPlan:
     """What every process needs to play its part of a match."""
 
     bots: tuple[Callable[[], Bot], Callable[[], Bot]]
+    """What makes each side's bot, for a side played in this process."""
+    specs: tuple[str, str]
+    """Each side as given (``house:NAME`` or ``path/to/bot.py[:Class]``): what a bot
+    process is started with."""
     names: tuple[str, str]
     seed: str
     rules: Ruleset
@@ -44,6 +52,10 @@ class MatchPlan:
     """Where each game's bot output goes (``--logs``), if anywhere."""
     keep_records: bool = False
     """Whether the games' replay records are wanted (``--replay``)."""
+    launcher: Launcher | None = None
+    """The worker's launcher, sandbox and limits (``--sandbox``); ``None``: plain processes."""
+    show_output: bool = False
+    """Copy what the bots print to stderr as they print it (``--show-output``)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,15 @@ class PlayedRun:
     games: list[PlayedGame]
     gave_up: list[tuple[str, str]]
     """(side's name, detail) for each side that gave up, in the order of the runs."""
+    printed: tuple[Printed, Printed] = field(default_factory=lambda: (Printed(), Printed()))
+    """What each side printed."""
+
+    def add(self, other: PlayedRun) -> None:
+        """The games of ``other``, a run after this one in schedule order."""
+        self.games.extend(other.games)
+        self.gave_up.extend(other.gave_up)
+        for mine, theirs in zip(self.printed, other.printed, strict=True):
+            mine.add(theirs)
 
 
 def default_jobs() -> int:
@@ -131,16 +152,13 @@ def _play_run(total: int, start: int, stop: int) -> PlayedRun:
 def _play(plan: MatchPlan, total: int, start: int, stop: int,
           on_game: Callable[[MatchGame], None]) -> PlayedRun:
     schedule = duplicate_pairs(total, plan.seed)[start:stop]
-    bots = plan.bots
-    if plan.logs is not None:
-        indexes = [g.index for g in schedule]
-        bots = (logged(bots[0], plan.logs, "A", iter(indexes)),
-                logged(bots[1], plan.logs, "B", iter(indexes)))
-    played = play_in_process(bots[0], bots[1], schedule, names=plan.names,
-                             rules=plan.rules, batch=plan.batch, time_limit=plan.time_limit,
-                             on_game=on_game)
+    with LocalSeats(plan) as seats:
+        played = play_match(seats.seats, schedule, names=plan.names, rules=plan.rules,
+                            batch=plan.batch, on_game=on_game)
+        printed = seats.printed()
     return PlayedRun([PlayedGame.of(g, plan.keep_records) for g in played.games],
-                     [(s.name, s.gave_up.detail) for s in played.sides if s.gave_up is not None])
+                     [(s.name, s.gave_up.detail) for s in played.sides if s.gave_up is not None],
+                     printed)
 
 
 class JobPool:
@@ -204,7 +222,5 @@ class JobPool:
 def _merge(futures: Sequence[Future[PlayedRun]]) -> PlayedRun:
     merged = PlayedRun([], [])
     for future in futures:  # in schedule order
-        run = future.result()
-        merged.games.extend(run.games)
-        merged.gave_up.extend(run.gave_up)
+        merged.add(future.result())
     return merged

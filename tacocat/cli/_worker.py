@@ -8,9 +8,10 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from tacocat.arena import DEFAULT_PREFIX, EmbeddedServerError, RedisUnavailable
+from tacocat.engine import DEFAULT_TIME_LIMIT
 from tacocat.referee import BANK_LIMITS_PER_GAME, DEFAULT_BATCH, DEFAULT_MAX_STRIKES
 from tacocat.sdk.arena import DEFAULT_DATA_DIR
 
@@ -93,13 +94,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tuning.add_argument("--lease", type=float, default=10.0, metavar="SECONDS",
                         help="a running match's lease: how soon a dead worker's match is "
                              "re-run (default 10)")
-    tuning.add_argument("--smoke-decision-seconds", type=float, default=1.0,
-                        metavar="SECONDS", help="time per decision in smoke tests (default 1)")
-    tuning.add_argument("--bot-memory-mb", type=int, default=1024, metavar="MB",
-                        help="address space per bot process; the bot's whole process tree "
-                             "gets this plus 256 MB (memory cgroup; default 1024)")
-    tuning.add_argument("--bot-cpu-seconds", type=int, default=600, metavar="SECONDS",
-                        help="CPU time per bot process over its match (default 600)")
+    tuning.add_argument("--smoke-decision-seconds", type=float, default=DEFAULT_TIME_LIMIT,
+                        metavar="SECONDS",
+                        help=f"time per decision in smoke tests (default {DEFAULT_TIME_LIMIT:g})")
+    add_bot_limits(tuning)
     tuning.add_argument("--wait", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                    help="export this host's worker metrics (Prometheus) on "
@@ -108,6 +106,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="address of --metrics-port (default 127.0.0.1; 0.0.0.0 in a container)")
     p.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
     p.set_defaults(run=run)
+
+
+def add_bot_limits(group: argparse._ArgumentGroup) -> None:
+    """The flags of a sandboxed bot's limits: the worker's, and ``tacocat play --sandbox``'s
+    (read back with :func:`bot_limits`)."""
+    group.add_argument("--bot-memory-mb", type=int, default=1024, metavar="MB",
+                       help="address space per bot process; the bot's whole process tree "
+                            "gets this plus 256 MB (memory cgroup; default 1024)")
+    group.add_argument("--bot-cpu-seconds", type=int, default=600, metavar="SECONDS",
+                       help="CPU time per bot process over its match (default 600)")
+
+
+class BotLimits(TypedDict):
+    """The :class:`~tacocat.worker.WorkerSettings` fields of :func:`add_bot_limits`' flags."""
+
+    bot_memory_mb: int
+    bot_cpu_seconds: int
+
+
+def bot_limits(args: argparse.Namespace) -> BotLimits:
+    return BotLimits(bot_memory_mb=args.bot_memory_mb, bot_cpu_seconds=args.bot_cpu_seconds)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,8 +157,7 @@ def run(args: argparse.Namespace) -> int:
             trusted_owners=tuple(args.trust_owner), sandbox_problem=problem,
             max_strikes=args.max_strikes, batch=args.batch, lease=args.lease,
             bank_limits_per_game=args.bank_limits_per_game,
-            smoke_decision_seconds=args.smoke_decision_seconds,
-            bot_memory_mb=args.bot_memory_mb, bot_cpu_seconds=args.bot_cpu_seconds,
+            smoke_decision_seconds=args.smoke_decision_seconds, **bot_limits(args),
         )
     except (SandboxUnavailableError, ValueError) as exc:
         print(f"tacocat worker: {exc}", file=sys.stderr)

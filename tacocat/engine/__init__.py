@@ -19,7 +19,7 @@ from . import _compiled
 ENGINE_FORM = _compiled.select()  # first: it decides which _state the imports below get
 """How the rules run in this process: ``"compiled (mypyc)"`` or ``"pure Python (why)"``."""
 
-from ._bot import Bot, bot_factory, describe_exception
+from ._bot import DEFAULT_TIME_LIMIT, Bot, bot_factory, describe_exception
 from ._cards import (
     AttackKind,
     attack_kind,
@@ -52,7 +52,8 @@ from ._types import (
 from .bots import HOUSE_BOTS, house_bot
 
 __all__ = [
-    "BOTH", "ENGINE_FORM", "FORMAT", "HIGH_GOAL", "HOUSE_BOTS", "LOW_GOAL", "STANDARD",
+    "BOTH", "DEFAULT_TIME_LIMIT", "ENGINE_FORM",
+    "FORMAT", "HIGH_GOAL", "HOUSE_BOTS", "LOW_GOAL", "STANDARD",
     "TRACK_LENGTH",
     "Arrow", "AttackKind", "Bot", "BotDriver", "Cut", "Decision", "EngineError", "Fault",
     "GameRecord", "GameState", "IllegalActionError", "MatchGame", "Observation", "Outcome",

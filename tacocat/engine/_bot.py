@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from ._cards import best_defence, legal_attacks, lowest_response
 from ._ruleset import Ruleset
 from ._types import Observation, Outcome, Round
+
+DEFAULT_TIME_LIMIT: Final = 1.0
+"""Seconds a bot has for each decision unless a match says otherwise: the one default of
+local play (``tacocat play``), ladders, trials, smoke games and the live referee. One second
+(the arena's since its first ladder, and not the old local 2 s): a bot tested locally meets
+the bound it will be held to, and a game's ~50 decisions stay well under a minute even for
+a bot that uses all of it."""
 
 
 class Bot:

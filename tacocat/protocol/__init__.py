@@ -13,6 +13,7 @@ Exceptions::
 # First: importing the engine decides whether the codec loads compiled or from source
 # (tacocat/engine/_compiled.py), which must happen before it is found.
 import tacocat.engine  # noqa: F401
+from tacocat.engine import DEFAULT_TIME_LIMIT
 
 from ._codec import (
     DECISION_FROM_PB,
@@ -37,7 +38,6 @@ from ._errors import ProtocolError
 from ._framing import (
     DEFAULT_ADDRESS,
     DEFAULT_PORT,
-    DEFAULT_TIME_LIMIT,
     HEADER_SIZE,
     MAX_ACTION_CARDS,
     MAX_BATCH,

@@ -25,8 +25,6 @@ PROTOCOL_VERSION: Final = 2
 
 DEFAULT_PORT: Final = 50051
 DEFAULT_ADDRESS: Final = f"localhost:{DEFAULT_PORT}"
-DEFAULT_TIME_LIMIT: Final = 2.0
-"""Seconds a seat has for each decision, unless the referee says otherwise."""
 
 MAX_CLIENT_MESSAGE: Final = 64 * 1024
 """Largest message or frame a bot may send. An action is a handful of ranks; a frame of a

@@ -98,6 +98,8 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
     finished: dict[int, MatchGame] = {}
     active: list[_Game] = []
     upcoming = iter(schedule)
+    replays: list[ScheduledGame] = []
+    """Games lost with a bot's process that did not cause it, to be played again first."""
     ended = ""
     first_step = True
 
@@ -124,7 +126,7 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
             # After a strike, one game at a time until the side plays a game cleanly.
             room = 1 if reports[0].strikes or reports[1].strikes else batch
             while len(active) < room and not ended:
-                plan = next(upcoming, None)
+                plan = replays.pop(0) if replays else next(upcoming, None)
                 if plan is None:
                     break
                 game = _Game(plan, plan.players(*names), rules)
@@ -157,6 +159,7 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
                                              zip(names, seats, strict=True) if s.broken))
 
             costly: list[Failure | None] = [None, None]
+            blamed = [False, False]
             cursor = [0, 0]
             broken_now = (seats[0].broken, seats[1].broken)
             for game in active:
@@ -177,21 +180,30 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
                             continue
                     else:
                         failure = answer
-                        state.forfeit(seat, failure.fault, failure.detail)
                         if failure is broken_now[side]:
-                            continue  # counted once, below
+                            # The process was lost: the first decision it did not answer
+                            # (the host answers in the order asked) is the one it was on.
+                            if not blamed[side]:
+                                blamed[side] = True
+                                state.forfeit(seat, failure.fault, failure.detail)
+                            continue  # counted once, below; the other games are replayed
+                        state.forfeit(seat, failure.fault, failure.detail)
                     reports[side].failures.append(failure)
                     if is_costly(failure):
                         costly[side] = failure
                     seats[side].refuse(game.index, failure)
 
+            lost: set[int] = set()
             for side in (0, 1):
                 seat_io, report = seats[side], reports[side]
                 broken = seat_io.broken
                 if broken is not None:
                     report.failures.append(broken)
                     costly[side] = broken
-                    _forfeit_all(active, side, broken)
+                    if seat_io.lost is None:  # its other games go on with a new process
+                        lost.update(g.index for g in active if not g.table.is_over)
+                    else:
+                        _forfeit_all(active, side, broken)
                     seat_io.restart()
                     report.restarts += 1
                 fault = costly[side]
@@ -217,9 +229,14 @@ async def referee_match(seats: Sequence[Seat], schedule: Sequence[ScheduledGame]
             for game in active:
                 if game.table.is_over:
                     await finish(game)
+                elif game.index in lost:
+                    _set_aside(game, seats)
+                    replays.append(game.plan)
                 else:
                     still.append(game)
             active = still
+            if lost:
+                replays.sort(key=lambda plan: plan.index)
         for seat_io in seats:
             await seat_io.send()  # the last results
     except asyncio.CancelledError:
@@ -236,6 +253,20 @@ def _forfeit_all(active: Sequence[_Game], side: int, failure: Failure) -> None:
         if not game.table.is_over:
             seat = game.sides.index(side)
             game.table.fault(seat, failure.fault, failure.detail)
+
+
+def _set_aside(game: _Game, seats: Sequence[Seat]) -> None:
+    """End ``game`` unrecorded, to be played again from its start: a bot's process was lost
+    in it without being at fault in it, so the games are the same for every batch size (in
+    a batch of one it would not have been in flight). The other bot is told the game was
+    aborted; the lost process's seat knows no game any more."""
+    state = game.table.state
+    state.abort("played again from the start: the other bot's process was restarted")
+    outcome = state.outcome
+    assert outcome is not None
+    rounds = game.table.public_rounds()
+    for seat in (0, 1):
+        seats[game.side(seat)].end(game.plan.index, outcome, rounds)
 
 
 def _forfeit_out(game: _Game, reports: Sequence[SideReport]) -> bool:

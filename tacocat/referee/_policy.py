@@ -9,13 +9,14 @@ what the bot does                      its games           the bot (process / st
 illegal action (the rules refuse it)   that game forfeits  plays on
 raises (its exception is reported)     that game forfeits  plays on
 decision over its time limit           that game forfeits  plays on; a *strike*
-  (measured by the host, or the
-  in-process seat)
-no answer by the batch's deadline      every game in       killed, restarted for the next
-  (no answers for 2 limits, or not     flight forfeits     games; a *strike*
-  all within k decisions x the limit)
-process exits, is killed, garbles      every game in       restarted for the next games;
-  its output, fails to start           flight forfeits     a *strike*
+  (the host's own-time clock, or the
+  in-process seat's)
+no answer for 5 limits (the backstop)  the game it was     killed, restarted for the next
+                                       deciding forfeits;  games; a *strike*
+                                       the others are
+                                       played again
+process exits, is killed, garbles      the same            restarted for the next games;
+  its output, fails to start                               a *strike*
 live client disconnects                every game in       the match ends
                                        flight forfeits
 =====================================  ==================  ===============================
@@ -25,9 +26,11 @@ strikes reach ``max_strikes`` **in a row** (no game finished without a fault of 
 between them; several games lost in one lockstep step are one strike) **gives up**: its
 games in flight forfeit, and every later game is recorded as its forfeit at once, without
 asking it again, or, for a live client (``end_match_on_give_up``), the match ends. While a
-side has a strike, the match plays one game at a time, so a sleeping bot costs four
-decision limits in all: two for its batch (the deadline waits 2 limits for progress,
-whatever the batch's size), then one for each of the two single games. A game in which both
+side has a strike, the match plays one game at a time, so a sleeping bot costs 15
+decision limits in all: 5 for each of three games (the backstop waits 5 limits for an
+answer, whatever the batch's size). Games played again because a process was lost in them
+without being at fault (:func:`~tacocat.referee.referee_match`) keep the records the same
+for every batch size. A game in which both
 sides are out is aborted (kept, not rated). The same rule, three strikes in a row, holds
 for sandboxed bots, local play and live clients.
 

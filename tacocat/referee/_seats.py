@@ -35,16 +35,21 @@ from tacocat.protocol.proto.v1 import game_pb2 as pb
 from ._errors import HostError
 from ._feed import OVERSIZED, UNDECODABLE, Answer, Failure, SeatFeed
 from ._host import HostProcess
+from ._stall import STALLS, StallWatch
 
 BACKGROUND_ALLOWANCE = 0.001
 """CPU seconds a bot's tree may use per decision besides the decision itself before that
 counts as background work: an honest host spends tens of microseconds decoding a request
 and encoding its answer."""
 
-PROGRESS_LIMITS = 2
-"""Decision limits a frame's answers may take to start coming (and between two parts of
-them): the host sends what it has every quarter limit, so an honest host has half a limit
-to spare however large the batch."""
+PROGRESS_LIMITS = 5
+"""Decision limits of wall time the referee waits for the next answer of a frame before it
+kills the process (the host answers in the order asked, and sends what it has every quarter
+limit, so the wait is for one decision, whatever the batch). Far above the limit: a
+decision is judged by the bot's own time (the host's clock stops while another process holds
+the CPU, :mod:`tacocat.sdk._own_time`), and an honest bot on a core shared with a spinning
+opponent and a loaded machine may need several times its own time in wall time. This only
+bounds a bot that never answers (a sleeper, an endless loop)."""
 
 DecisionTimer = Callable[[float], None]
 """Called with each decision's seconds (failures included): how metrics time decisions."""
@@ -55,8 +60,9 @@ class Seat(Protocol):
 
     @property
     def broken(self) -> Failure | None:
-        """Why the bot lost every game in flight (its process died, went silent, garbled its
-        output or did not start); ``None`` while it works."""
+        """Why the bot lost its process (it died, went silent, garbled its output or did not
+        start): the first game it was asked about in the step forfeits, the loop plays its
+        other games in flight again; ``None`` while it works."""
 
     @property
     def lost(self) -> str | None:
@@ -190,13 +196,15 @@ class ProcessSeat:
     """A bot in a :class:`HostProcess`, with ``time_limit`` seconds per decision.
 
     The process is started when the first frame goes out (and again after :meth:`restart`);
-    one that cannot be started is :attr:`broken` with ``crash``. The backstop (past it the
-    process is killed): a frame of ``k`` requests must be answered within ``k x time_limit``,
-    and some of its answers must arrive every :data:`PROGRESS_LIMITS` limits (the host sends
-    a slow frame's answers in parts), so a hung bot costs two limits, not ``k``; each
-    decision's own time, as the host measured it, must stay within ``time_limit``. The
-    methods block on the pipes: play through :func:`~tacocat.referee.play_match`, or from a
-    thread.
+    one that cannot be started is :attr:`broken` with ``crash``. Each decision's own time (as
+    the host measures it, its clock stopped while others hold the CPU) must stay within
+    ``time_limit``, or that game forfeits. The backstop (past it the process is killed, the
+    game it was deciding forfeits, the loop plays its other games again): the answers of a
+    frame must keep coming, :data:`PROGRESS_LIMITS` limits of wall time at most apart (the
+    host sends a slow frame's answers in parts), so a hung bot costs that, not ``k`` limits,
+    whatever the batch. A stall of this process (:mod:`._stall`) extends the wait and
+    suspends the host's reported times for that frame. The methods block on the pipes: play
+    through :func:`~tacocat.referee.play_match`, or from a thread.
 
     ``on_decision`` gets each decision's seconds as the host measured them (failures of the
     whole frame count the time waited): how a worker times sandboxed decisions.
@@ -237,8 +245,8 @@ class ProcessSeat:
         self._asked: list[int] = []
         self._sent: list[int] = []
         self._deadline = 0.0
-        self._cap = 0.0
         self._sent_at = 0.0
+        self._stalls = STALLS.watch()
 
     # -- queueing ---------------------------------------------------------------------------
 
@@ -269,12 +277,13 @@ class ProcessSeat:
             return
         if self.cpu_usage is not None and self._cpu_mark is None:
             self._cpu_mark = self.cpu_usage()  # a fresh process: count from its first frame
+        self._frame_think = 0.0
+        self._stalls = STALLS.watch()
         now = time.monotonic()
         self._sent_at = now
-        # The backstop: every decision of the frame may take its whole limit, one by one,
-        # but the answers must keep coming.
-        self._cap = now + max(1, len(self._sent)) * self.time_limit
-        self._deadline = min(self._cap, now + PROGRESS_LIMITS * self.time_limit)
+        # The backstop: answers must keep coming, PROGRESS_LIMITS limits at most apart (no
+        # cap on the whole frame: that would charge one game for the others' time).
+        self._deadline = now + PROGRESS_LIMITS * self.time_limit
         failed = self.host.send(frame.SerializeToString(), self._deadline)
         if failed is not None:
             self._break(failed)
@@ -286,29 +295,36 @@ class ProcessSeat:
         got: dict[int, Answer] = {}
         entered = time.monotonic()
         waiting_since = self._sent_at
+        stalls = self._stalls
         while self.broken is None and len(got) < len(sent):
             data = self.host.receive(self._deadline)
             if isinstance(data, Failure):
-                if data.fault is Fault.TIMEOUT:
-                    missing = len(sent) - len(got)
-                    data = Failure(Fault.TIMEOUT, f"no answer to {missing} decision"
-                                   f"{'s' * (missing != 1)} within "
-                                   f"{self._deadline - waiting_since:.3g} s")
+                stalled = STALLS.within(waiting_since, time.monotonic())
+                if data.fault is Fault.TIMEOUT and stalled > 0:
+                    # This process (the referee) was not running for part of the wait: a
+                    # paused machine or worker, which is no bot's fault. The wait goes on.
+                    waiting_since += stalled
+                    self._deadline += stalled
+                    continue
+                if data.fault is Fault.TIMEOUT:  # the same words for every batch size
+                    data = Failure(Fault.TIMEOUT, (
+                        f"no answer within {PROGRESS_LIMITS * self.time_limit:g} s (the "
+                        f"limit is {self.time_limit:g} s)"))
                 self._break(data)
                 break
             answered = len(got)
-            self._read_frame(data, got)
+            self._read_frame(data, got, stalls)
             if len(got) > answered:
                 waiting_since = time.monotonic()
-                self._deadline = min(self._cap,
-                                     waiting_since + PROGRESS_LIMITS * self.time_limit)
+                self._deadline = waiting_since + PROGRESS_LIMITS * self.time_limit
         # The bank's charge: what the host reported (never more than the time since the frame
         # went out), or the time this call kept the referee waiting if that is more: a host
         # can be rewritten to under-report, the wait cannot be, and a match lasts the sum of
         # such waits. (Another seat's wait may have come first: answers ready by then kept
-        # nobody waiting.)
+        # nobody waiting.) A stretch the referee itself did not run is nobody's.
         now = time.monotonic()
-        self.spent += max(min(self._frame_think, now - self._sent_at), now - entered)
+        paused = STALLS.within(entered, now)
+        self.spent += max(min(self._frame_think, now - self._sent_at), now - entered - paused)
         if self.broken is not None:
             waited = time.monotonic() - self._sent_at
             if self.on_decision is not None:
@@ -342,7 +358,7 @@ class ProcessSeat:
         self._break(failure)
         return failure
 
-    def _read_frame(self, data: bytes, got: dict[int, Answer]) -> None:
+    def _read_frame(self, data: bytes, got: dict[int, Answer], stalls: StallWatch) -> None:
         if len(data) > MAX_CLIENT_MESSAGE:
             self._break(Failure(Fault.PROTOCOL, OVERSIZED, f"a frame of {len(data)} bytes"))
             return
@@ -352,8 +368,11 @@ class ProcessSeat:
             self._break(Failure(Fault.PROTOCOL, UNDECODABLE, f"{len(data)} bytes"))
             return
         timer = self.on_decision
+        # Late by the host's clock while this process was stopped: the host was most likely
+        # stopped with it, the machine's fault, so the time is not judged.
+        timed = not stalls.seen()
         for msg in frame.messages:
-            sorted_ = self.feed.read(msg)
+            sorted_ = self.feed.read(msg, timed=timed)
             if isinstance(sorted_, Failure):
                 self._break(sorted_)
                 return
@@ -389,8 +408,8 @@ class ProcessSeat:
             self.broken = failure
             if self.host.log is not None:  # the owner reads why the process was lost
                 said = f" ({failure.said})" if failure.said else ""
-                self.host.log.note(f"{failure.fault.value}: {failure.detail}{said}; every game "
-                                   "in flight forfeits")
+                self.host.log.note(f"{failure.fault.value}: {failure.detail}{said}; the game it "
+                                   "was deciding forfeits, the others are played again")
 
     # -- after a fault ----------------------------------------------------------------------
 

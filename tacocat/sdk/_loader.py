@@ -33,9 +33,16 @@ def load_bot_class(spec: str) -> Callable[[], Bot]:
             raise BotLoadError(f"no house bot {name!r} in {spec!r}; house bots are "
                                + ", ".join(f"house:{n}" for n in sorted(HOUSE_BOTS)))
         return HOUSE_BOTS[name]
+    path_text, class_name = split_spec(spec)
+    return _bot_class(path_text, class_name or None)
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``path/to/bot.py[:ClassName]`` as its path and class name (``""``: the file's one
+    bot class); a Windows drive's colon is part of the path."""
     path_text, _, class_name = spec.partition(":") if spec.count(":") == 1 and not (
         len(spec) > 1 and spec[1] == ":") else (spec, "", "")
-    return _bot_class(path_text, class_name or None)
+    return path_text, class_name
 
 
 def load_bot_file(path: str | os.PathLike[str], class_name: str | None = None) -> Bot:

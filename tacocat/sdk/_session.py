@@ -29,6 +29,7 @@ from tacocat.protocol import ObservationDecoder
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ProtocolError, RefereeError
+from ._own_time import own_elapsed, own_start
 
 if TYPE_CHECKING:
     import logging
@@ -188,9 +189,9 @@ class BotSession:
         if game is None:
             game = self._game(request.game, f"decision request {request.request_id}")
         obs = game.decoder.decode(request)
-        started = time.monotonic()
-        token = _deadline.set(started + request.time_left_ms / 1000
+        token = _deadline.set(time.monotonic() + request.time_left_ms / 1000
                               if request.time_left_ms else None)
+        started = own_start()
         try:
             if game.driver is None:
                 raise RuntimeError(game.broken)
@@ -231,7 +232,8 @@ class BotSession:
 
 
 def _micros(since: float) -> int:
-    return max(0, round((time.monotonic() - since) * 1_000_000))
+    """Microseconds of the decision's own time since ``since`` (:func:`own_start`)."""
+    return max(0, round(own_elapsed(since) * 1_000_000))
 
 
 def _without_code(code: str, message: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tacocat.arena import DEFAULT_PREFIX
+from tacocat.engine import DEFAULT_TIME_LIMIT
 from tacocat.protocol import MAX_BATCH
 from tacocat.referee import BANK_LIMITS_PER_GAME, DEFAULT_BATCH, DEFAULT_MAX_STRIKES
 
@@ -58,7 +59,7 @@ class WorkerSettings:
     before its worker kills it as stalled (:mod:`tacocat.worker.progress`)."""
     smoke_games: int = 2
     """Games of a smoke test (a duplicate pair: the new version plays both seats)."""
-    smoke_decision_seconds: float = 1.0
+    smoke_decision_seconds: float = DEFAULT_TIME_LIMIT
     smoke_opponent: str = "random"
     """The house bot a new version must play cleanly against."""
     keep_replays: bool = True

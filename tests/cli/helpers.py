@@ -123,3 +123,46 @@ class ArenaProcesses:
         for pid in left:
             os.kill(pid, signal.SIGKILL)
         assert not left, f"processes left behind: {left}"
+
+
+def processes_running(text: str) -> list[int]:
+    """The live processes whose command line holds ``text`` (a bot file's path, say)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmdline and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def slow_once_source(seed: str, games: int, sleep: float) -> str:
+    """A greedy bot that sleeps ``sleep`` s in one decision of one game of the
+    ``games``-game match of ``seed`` against ``house:greedy``: its round-0 duel with a hand
+    that no other game's round-0 duel has (found by playing the match here), whatever
+    the batch, the jobs or the process the game is played in."""
+    from tacocat.engine import Decision, duplicate_pairs  # noqa: PLC0415
+    from tacocat.engine.bots import GreedyBot  # noqa: PLC0415
+    from tacocat.referee import play_in_process  # noqa: PLC0415
+
+    hands: list[tuple[int, ...]] = []
+
+    class Recorder(GreedyBot):
+        def duel(self, obs):  # type: ignore[no-untyped-def]
+            if obs.round == 0 and obs.decision is Decision.DUEL:
+                hands.append(obs.hand)
+            return super().duel(obs)
+
+    play_in_process(Recorder, GreedyBot, duplicate_pairs(games, seed))
+    unique = [hand for hand in hands if hands.count(hand) == 1]
+    assert unique, "no round-0 duel hand of a single game: choose another seed"
+    return ("import time\n\nfrom tacocat.engine.bots import GreedyBot\n\n\n"
+            "class SlowOnce(GreedyBot):\n"
+            "    def duel(self, obs):\n"
+            f"        if obs.round == 0 and obs.hand == {unique[0]!r}:\n"
+            f"            time.sleep({sleep})\n"
+            "        return super().duel(obs)\n")

@@ -390,7 +390,7 @@ def test_feed_sorts_what_comes_back() -> None:
                               "holds that many", f"{MAX_ACTION_CARDS + 1} cards"))
     feed, rid = asked_feed()
     assert feed.read_bytes(action(rid, [3], think_us=1_500_000)) == (rid, Failure(
-        Fault.TIMEOUT, "reported a decision over the limit of 1 s", "reported 1500000 us"))
+        Fault.TIMEOUT, "answered after the limit of 1 s", "reported 1500000 us"))
     feed, rid = asked_feed()
     crash = pb.ClientMessage()
     crash.failure.request_id = rid

@@ -254,9 +254,9 @@ def test_a_run_refused_as_a_late_duplicate_changes_no_failure_count_and_no_bot_s
 
 
 SMOKE_REASONS = {
-    # A smoke test plays its two games at once: two decisions, 2 x 0.5 s for the batch.
-    "loop": ("timeout", "no answer to 2 decisions within 1 s"),
-    "sleep": ("timeout", "no answer to 2 decisions within 1 s"),
+    # A smoke test plays its two games at once; the decision hangs: 5 x 0.5 s for it.
+    "loop": ("timeout", "no answer within 2.5 s (the limit is 0.5 s)"),
+    "sleep": ("timeout", "no answer within 2.5 s (the limit is 0.5 s)"),
     "hog": ("crash", "the bot raised an exception"),  # MemoryError: in its owner's log
     "garbage": ("protocol", "a message over the"),
     "exit": ("crash", "its process exited"),
@@ -270,8 +270,9 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
     field = make_field(redis)
     arena = field.arena
     # 128 MB of address space: the hog hits it after touching ~80 MB, well within its time.
-    # Batches of 4: the first fault forfeits the four games in flight, the next game (played
-    # alone after a strike) is the second strike, and the side gives up the rest.
+    # Batches of 4: the first fault forfeits the game the bot was deciding (the other three
+    # are played again, one at a time after a strike), the next is the second strike, and
+    # the side gives up the rest.
     tree = trees("--max-strikes", "2", "--batch", "4", "--bot-memory-mb", "128", workers=2)
     workers = sorted(tree.worker_pids())
 

@@ -50,9 +50,9 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 CORPUS: dict[str, tuple[Fault, str]] = {
     "fork_bomb": (Fault.CRASH, "blocked: BlockingIOError"),
     "memory_hog": (Fault.CRASH, "MemoryError"),
-    "cpu_spin": (Fault.TIMEOUT, "no answer to "),  # both games wait: a batch deadline
-    "endless_sleep": (Fault.TIMEOUT, "no answer to "),
-    "stdout_flood": (Fault.TIMEOUT, "no answer to "),
+    "cpu_spin": (Fault.TIMEOUT, "no answer within "),
+    "endless_sleep": (Fault.TIMEOUT, "no answer within "),
+    "stdout_flood": (Fault.TIMEOUT, "no answer within "),
     "frame_flood": (Fault.PROTOCOL, "exceeds"),
     "garbage_frames": (Fault.PROTOCOL, "exceeds"),
     "truncated_frame": (Fault.PROTOCOL, "a truncated frame by the deadline"),

@@ -13,25 +13,17 @@ from pathlib import Path
 import pytest
 
 from tacocat.engine import STANDARD, Fault, Reason, duplicate_pairs
-from tacocat.worker import BotSpec, Launcher, MatchPlayer
+from tacocat.worker import Launcher, MatchPlayer
 from tacocat.worker.match import PlayedMatch
 from tacocat.worker.sandbox import SandboxPolicy
 from tests.independent_checker import check_record
 
 from .sandbox_helpers import STARTUP
-from .worker_helpers import SANDBOX, good_bot, slow_bot
+from .worker_helpers import SANDBOX, bot_folder, good_bot, slow_bot
 
 pytestmark = pytest.mark.timeout(90)
 
 BOTS = Path(__file__).parent / "hostile_bots"
-
-
-def _bot(folder: Path, name: str, data: bytes) -> BotSpec:
-    folder.mkdir(mode=0o755)
-    path = folder / "bot.py"
-    path.write_bytes(data)
-    path.chmod(0o644)
-    return BotSpec(name, folder)
 
 
 def _match(tmp_path: Path, hostile: str, *, policy: SandboxPolicy | None = None,
@@ -39,8 +31,8 @@ def _match(tmp_path: Path, hostile: str, *, policy: SandboxPolicy | None = None,
            ) -> tuple[list[str], PlayedMatch]:
     assert SANDBOX, "bubblewrap is required: hostile bots never run unsandboxed"
     launcher = Launcher(policy or SandboxPolicy(), sandbox=True, cpu=0)
-    good = _bot(tmp_path / "good", "good@1", opponent or good_bot("good"))
-    bad = _bot(tmp_path / "bad", f"{hostile}@1", (BOTS / f"{hostile}.py").read_bytes())
+    good = bot_folder(tmp_path / "good", "good@1", opponent or good_bot("good"))
+    bad = bot_folder(tmp_path / "bad", f"{hostile}@1", (BOTS / f"{hostile}.py").read_bytes())
     with MatchPlayer(launcher, good, bad, STANDARD, time_limit=time_limit,
                      max_strikes=1, startup_timeout=STARTUP) as player:
         played = player.play(duplicate_pairs(games, "tree"))

@@ -17,6 +17,7 @@ import redis as redis_py
 
 from tacocat.arena import Arena, MatchStatus, User, VersionStatus
 from tacocat.chaos.procs import alive, children_of, parent, wait_for
+from tacocat.worker import BotSpec
 from tacocat.worker.sandbox import sandbox_available
 
 SANDBOX = sandbox_available()
@@ -27,6 +28,16 @@ _T = TypeVar("_T")
 
 def source(body: str) -> bytes:
     return textwrap.dedent(body).lstrip().encode()
+
+
+def bot_folder(folder: Path, name: str, data: bytes) -> BotSpec:
+    """A bot's folder as a worker makes it (``folder/bot.py``, readable by the sandbox's
+    uids), for a :class:`~tacocat.worker.MatchPlayer`."""
+    folder.mkdir(mode=0o755)
+    path = folder / "bot.py"
+    path.write_bytes(data)
+    path.chmod(0o644)
+    return BotSpec(name, folder)
 
 
 def good_bot(tag: str, base: str = "GreedyBot") -> bytes:
