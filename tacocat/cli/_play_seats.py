@@ -128,6 +128,14 @@ class _Logged:
     def never_started(self) -> bool:
         return self.seat.never_started
 
+    @property
+    def time_limit(self) -> float | None:
+        return self.seat.time_limit
+
+    @property
+    def spent(self) -> float:
+        return self.seat.spent
+
     def start(self, game: int, games: int, seat: int, rules: Ruleset, opponent: str) -> None:
         self._game = game
         self.seat.start(game, games, seat, rules, opponent)
