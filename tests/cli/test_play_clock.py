@@ -138,7 +138,7 @@ def test_what_a_bot_prints_stays_off_the_terminal_unless_asked(tmp_path: Path) -
     logged = tacocat("play", str(bot), "house:greedy", "--games", "4", "--logs", "logs",
                      cwd=tmp_path)
     assert "chatty.py printed " in logged.stdout and "in logs/game-*" in logged.stdout
-    assert "pondering" in (tmp_path / "logs" / "game-00000-A.log").read_text()
+    assert "pondering" in (tmp_path / "logs" / "game-00001-A.log").read_text()
 
 
 def test_sandbox_settings_are_checked(tmp_path: Path) -> None:
