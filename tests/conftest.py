@@ -69,16 +69,3 @@ def valkey_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ValkeyF
     finally:
         factory.close()
 
-
-# When the suite is spread over processes (pytest-xdist, `./dev test`), each module's tests
-# run in one process, in order (module fixtures and tests that build on each other), and
-# some folders as one: the chaos hosts use fixed network-namespace names.
-_FOLDER_GROUPS = {"chaos": "chaos"}
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        module = item.nodeid.split("::")[0]
-        parts = module.split("/")
-        group = _FOLDER_GROUPS.get(parts[1], module) if len(parts) > 2 else module
-        item.add_marker(pytest.mark.xdist_group(group))
