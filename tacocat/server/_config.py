@@ -12,6 +12,7 @@ from tacocat.protocol import (
     MAX_CLIENT_MESSAGE,
     MAX_SERVER_MESSAGE,
 )
+from tacocat.referee import BANK_LIMITS_PER_GAME
 
 from ._errors import ConfigError
 from ._tls import ServerTls
@@ -35,6 +36,9 @@ class RefereeConfig:
     """How long a client may wait for a live opponent."""
     max_timeouts: int = 3
     """A live client that times out this many decisions in a row has left: its match ends."""
+    bank_limits_per_game: float = BANK_LIMITS_PER_GAME
+    """Each side's time bank for a match, in decision limits per game (one game's worth more
+    to spare): a client whose thinking time over the match passes it gives up on timeout."""
     max_concurrent_rpcs: int = 4096
     """Streams at once over all connections; more are refused with RESOURCE_EXHAUSTED."""
     max_concurrent_streams: int = 256

@@ -332,7 +332,8 @@ class RefereeService:
         conns = [a, b] if isinstance(b, Connection) else [a]
         seats = (LiveSeat(a, limit, on_decision=timed),
                  LiveSeat(b, limit, on_decision=timed) if isinstance(b, Connection) else b)
-        policy = FaultPolicy(max_strikes=self.config.max_timeouts, end_match_on_give_up=True)
+        policy = FaultPolicy(max_strikes=self.config.max_timeouts, end_match_on_give_up=True,
+                             bank_limits_per_game=self.config.bank_limits_per_game)
 
         async def emit(game: MatchGame) -> None:
             live = (True, b_live) if game.a_seat == 0 else (b_live, True)

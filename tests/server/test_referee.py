@@ -312,7 +312,8 @@ def test_a_client_that_stops_answering_is_told_and_dropped(referee: ThreadRefere
     assert all(r.result.fault is Fault.TIMEOUT for r in records)
 
 
-def test_a_slow_but_legal_live_client_runs_out_of_its_time_bank(referee: ThreadReferee) -> None:
+def test_a_slow_but_legal_live_client_runs_out_of_its_time_bank(
+        request: pytest.FixtureRequest) -> None:
     class Dawdler(GreedyBot):
         def replace(self, obs):  # type: ignore[no-untyped-def]
             threading.Event().wait(0.15)  # half the 0.3 s limit: legal, every time
@@ -330,11 +331,15 @@ def test_a_slow_but_legal_live_client_runs_out_of_its_time_bank(referee: ThreadR
             threading.Event().wait(0.15)
             return super().defend(obs)
 
-    # Its bank: (2 + 1) games x 10 limits x 0.3 s = 9 s; two games of it take ~11 s.
+    # Its bank: (2 + 1) games x 3 limits x 0.3 s = 2.7 s, 18 of its decisions. Two games
+    # took 38 to 116 decisions of a side in 30 matches: it always runs out. (The default of
+    # 10 limits per game would be too near a short match's whole time at half the limit.)
+    referee = ThreadReferee(time_limit=0.3, bank_limits_per_game=3)
+    request.addfinalizer(referee.stop)
     with pytest.raises(MatchEndedError) as caught:
         connect(Dawdler(), referee.address, games=2, opponent="house:greedy", name="dawdler")
     assert isinstance(caught.value, RefereeError)
-    assert "used up its time bank of 9 s for this match" in caught.value.message, caught.value
+    assert "used up its time bank of 2.7 s for this match" in caught.value.message, caught.value
     records = referee.records(["anonymous/dawdler"])
     assert records and "time bank" in records[-1].result.detail
     assert records[-1].result.fault is Fault.TIMEOUT
