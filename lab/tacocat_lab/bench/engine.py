@@ -1,29 +1,18 @@
-"""``tacocat bench``: throughput benchmarks that print one JSON line each."""
+"""``tacocat bench engine``: games per second of the rules engine against a plain one."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import statistics
-import textwrap
 import time
 from collections.abc import Callable, Sequence
 
+from tacocat.cli import settle_heap
 from tacocat.engine import ENGINE_FORM, STANDARD, Round, duplicate_pairs
 from tacocat.engine.bots import RandomBot
 from tacocat.referee import DEFAULT_BATCH, play_in_process
-
-from . import (
-    _bench_chaos,
-    _bench_ladder,
-    _bench_load,
-    _bench_neighbour,
-    _bench_referee,
-    _bench_refit,
-    _bench_scale,
-)
-from ._plain_game import play_plain_games
-from ._serve import settle_heap
+from tacocat_lab.plain_game import play_plain_games
 
 ENGINE_DESCRIPTION = """\
 house:random vs house:random in this one process, through the one match
@@ -31,40 +20,14 @@ loop (tacocat.referee, --batch games at once): games per second (the
 median of --repeat runs, after one warm-up run), and which form of the
 engine ran ("compiled (mypyc)" after ./dev setup, or "pure Python");
 taking turns with it (200 games each), the same number of games of a plain
-implementation of RULES.md (tacocat/cli/_plain_game.py) with the same
+implementation of RULES.md (lab/tacocat_lab/plain_game.py) with the same
 random policy: its games per second, both sides' decisions per game, and
 "ratio": the engine's decisions per CPU second over the plain one's, the
 median of the per-run ratios (per decision, so that a few longer games
 weigh nothing; CPU seconds, which a busy machine inflates less than wall)
 """
 
-DESCRIPTION = f"""\
-Measure throughput. Prints one JSON line with the result.
-
-  engine   {textwrap.indent(ENGINE_DESCRIPTION, ' ' * 11).strip()}
-  referee  live decisions per second and turnaround through one gRPC referee process,
-           with --clients live clients in separate processes on loopback
-  ladder   a full round robin of 8 submitted bots through Redis, RQ workers and the
-           sandbox, on 2 workers and on 1: games per second, speedup, overhead share
-  load     --clients live clients for --seconds against one server while a ladder runs
-           on the workers: errors, p50/p99 decision latency, lost ladder results
-  scale    --bots bots in one ladder through the real arena (Redis, scheduler,
-           recording, refits) with results drawn from known strengths, no bot
-           processes: throughput, latencies, refit time, convergence, waits
-  refit    a ladder of --bots bots whose every pairing met: the refit (reads included)
-           cold and after one more result, the fit alone, the status and the ladder page
-  chaos    faults across hosts made of network namespaces (root): worker kills, pauses,
-           partitions, Redis killed, a full Redis disk, serve restarted: lost and
-           double-counted matches (0 expected) and recovery times
-  neighbour  sandboxed match times on core 0 alone, then with a background-spinning bot
-           playing on core 1: p50/p99 side by side
-"""
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("bench", help="run a benchmark (engine, ...)", description=DESCRIPTION,
-                       formatter_class=argparse.RawTextHelpFormatter)
-    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     e = kinds.add_parser("engine", help="games per second of the rules engine, one process",
                          description=ENGINE_DESCRIPTION,
                          formatter_class=argparse.RawTextHelpFormatter)
@@ -73,13 +36,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     e.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="K",
                    help=f"games played at once (default {DEFAULT_BATCH})")
     e.set_defaults(run=bench_engine)
-    _bench_referee.add_parser(kinds)
-    _bench_ladder.add_parser(kinds)
-    _bench_load.add_parser(kinds)
-    _bench_scale.add_parser(kinds)
-    _bench_refit.add_parser(kinds)
-    _bench_chaos.add_parser(kinds)
-    _bench_neighbour.add_parser(kinds)
 
 
 _CHUNK = 200
