@@ -262,7 +262,7 @@ class Cluster:
         for key in self.redis.scan_iter(match=prefix + "*", count=1000):
             value = self.redis.get(key)
             if value is not None:
-                found[key.decode()[len(prefix):]] = value.decode()
+                found[reply_text(key)[len(prefix):]] = reply_text(value)
         return found
 
     def matches_of(self, rq_pids: list[int]) -> list[str]:
@@ -275,3 +275,8 @@ class Cluster:
         """The worker host whose supervisor logged last that it became the dispatcher."""
         active = [h for h in self.workers.values() if "dispatcher: active" in h.text]
         return active[-1].host if len(active) == 1 else None
+
+
+def reply_text(reply: object) -> str:
+    """A Redis reply as text: the cluster's client, shared with the arena, does not decode."""
+    return reply.decode() if isinstance(reply, bytes) else str(reply)
