@@ -1,5 +1,5 @@
 """Instructions per game of ``house:random`` against itself, counted by callgrind, and of the
-plain baseline that ``tacocat bench engine`` compares with (tacocat/cli/_plain_game.py).
+plain baseline that ``tacocat bench engine`` compares with (lab/tacocat_lab/plain_game.py).
 
     python scripts/count_instructions.py [GAMES]      (default 200)
 
@@ -18,7 +18,7 @@ import sys
 
 PLAY = """
 import sys
-from tacocat.cli._plain_game import play_plain_games
+from tacocat_lab.plain_game import play_plain_games
 from tacocat.engine import STANDARD, duplicate_pairs
 from tacocat.engine.bots import RandomBot
 from tacocat.referee import play_in_process

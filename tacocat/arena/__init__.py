@@ -17,10 +17,12 @@ Everything lives in Redis (the connection is always passed in; keys are namespac
 Modules: :mod:`~.models` (domain types), :mod:`~.submissions` (upload checks),
 :mod:`~.users`, :mod:`~.bots`, :mod:`~.ladders`, :mod:`~.matches`, :mod:`~.scheduler`,
 :mod:`~.recording` (the exactly-once script), :mod:`~.standings`, :mod:`~.ratings`,
-:mod:`~.results`, :mod:`~.dispatch`, :mod:`~.ratelimit`, :mod:`~.errors`.
+:mod:`~.results`, :mod:`~.dispatch`, :mod:`~.ratelimit`, :mod:`~.errors`. The Redis a command
+runs on: :class:`EmbeddedValkey` (a private server) or :func:`redis_url_or_embedded`.
 """
 
 from ._redis import as_unavailable
+from ._valkey import EmbeddedValkey, check_redis_url, redact_url, redis_url_or_embedded
 from .arena import Arena, TickReport
 from .errors import (
     AlreadyExists,
@@ -63,12 +65,13 @@ from .submissions import Submission, SubmissionLimits, unpack, validate_submissi
 __all__ = [
     "DEFAULT_PREFIX", "DEFAULT_RATE_LIMITS", "NO_LIMITS", "AlreadyExists", "Arena", "ArenaError",
     "Bot", "BotVersion", "Contention", "DuplicateSubmission", "EloReplay", "EmbeddedServerError",
+    "EmbeddedValkey",
     "Entry", "FailedPrecondition", "GameResult", "InvalidArgument", "Keys", "Ladder",
     "LadderStatus", "Leaderboard", "LogEntry", "Match", "MatchLog", "MatchPage", "MatchResult",
     "MatchStatus", "NotFound",
     "Order", "PairStanding", "PermissionDenied", "RateLimit", "RateLimited", "RateLimits",
     "RatingError", "Recorded", "RedisUnavailable", "Scheduling", "Standing", "Submission",
     "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo", "Unauthenticated", "User",
-    "VersionStatus", "as_unavailable", "compress_replays", "decompress_replays", "unpack",
-    "validate_submission",
+    "VersionStatus", "as_unavailable", "check_redis_url", "compress_replays",
+    "decompress_replays", "redact_url", "redis_url_or_embedded", "unpack", "validate_submission",
 ]

@@ -437,15 +437,17 @@ def redis_url_or_embedded(
     """
     if redis_url is not None and redis_url.strip():
         url = redis_url.strip()
-        _check_url(url, ping=check)
+        check_redis_url(url, ping=check)
         yield url
         return
     with EmbeddedValkey(data_dir) as server:
         yield server.url
 
 
-def _check_url(url: str, *, ping: bool) -> None:
-    shown = _redact(url)
+def check_redis_url(url: str, *, ping: bool) -> None:
+    """Raise :class:`RedisUnavailable` saying what to fix when ``url`` is not a Redis URL,
+    or with ``ping``, when nothing there answers PING."""
+    shown = redact_url(url)
     scheme = urlsplit(url).scheme
     if scheme not in _URL_SCHEMES:
         raise RedisUnavailable(
@@ -525,7 +527,7 @@ def _quote(value: str) -> str:
     return f'"{escaped}"'
 
 
-def _redact(url: str) -> str:
+def redact_url(url: str) -> str:
     """``url`` with any password replaced, fit for error messages and logs."""
     parts = urlsplit(url)
     credentials, at, hostport = parts.netloc.rpartition("@")

@@ -1,4 +1,8 @@
-"""The ``tacocat`` command. Every subcommand has ``--help``."""
+"""The ``tacocat`` command. Every subcommand has ``--help``.
+
+Besides :func:`main`, what other programs that play or serve for long (the lab's benchmarks)
+share with ``tacocat serve``: :func:`run_async` and :func:`settle_heap`.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +25,9 @@ from . import (
     _up,
     _worker,
 )
+from ._serve import run_async, settle_heap
+
+__all__ = ["build_parser", "main", "run_async", "settle_heap"]
 
 DESCRIPTION = """\
 Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.

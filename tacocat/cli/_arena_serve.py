@@ -88,8 +88,14 @@ def open_arena(args: argparse.Namespace) -> ArenaSetup:
         return setup
     import redis  # noqa: PLC0415 - the server extra loads only when serving
 
-    from tacocat.arena import NO_LIMITS, Arena, RateLimit, RateLimits  # noqa: PLC0415
-    from tacocat.arena._valkey import redis_url_or_embedded  # noqa: PLC0415
+    from tacocat.arena import (  # noqa: PLC0415
+        NO_LIMITS,
+        Arena,
+        RateLimit,
+        RateLimits,
+        redact_url,
+        redis_url_or_embedded,
+    )
     from tacocat.server import ArenaService, bootstrap_admin_token  # noqa: PLC0415
 
     data_dir: Path = args.data_dir
@@ -111,7 +117,7 @@ def open_arena(args: argparse.Namespace) -> ArenaSetup:
     elif admin.token is not None:
         print(f"arena: the admin token is in {admin.path}", flush=True)
     embedded = "embedded Redis in " + str(data_dir) if not args.redis_url else "Redis"
-    print(f"arena: {embedded} at {_redact(setup.redis_url)}", file=sys.stderr, flush=True)
+    print(f"arena: {embedded} at {redact_url(setup.redis_url)}", file=sys.stderr, flush=True)
     setup.service = ArenaService(setup.arena,
                                  open_registration=getattr(args, "open_registration", False))
     if setup.service.open_registration:
@@ -119,8 +125,3 @@ def open_arena(args: argparse.Namespace) -> ArenaSetup:
               file=sys.stderr, flush=True)
     return setup
 
-
-def _redact(url: str) -> str:
-    from tacocat.arena._valkey import _redact as redact  # noqa: PLC0415
-
-    return redact(url)

@@ -16,7 +16,7 @@ from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH
 from tacocat.protocol.logs import LOG_CAP
 from tacocat.referee import DEFAULT_BATCH, MatchRuntimeError
 from tacocat.sdk import SdkError
-from tacocat.sdk._loader import load_bot_class
+from tacocat.sdk.loader import load_bot_class
 
 from ._output import Progress, plural, table
 from ._play_jobs import JobPool, MatchPlan, PlayedRun, default_jobs

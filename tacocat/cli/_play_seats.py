@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from tacocat.engine import Bot, Observation, Outcome, Round, Ruleset
 from tacocat.referee import Answer, Failure, HostProcess, InProcessSeat, ProcessSeat, Seat
-from tacocat.sdk._loader import split_spec
+from tacocat.sdk.loader import split_spec
 
 from ._play_logs import Printed, SideOutput, StreamLog, logged
 

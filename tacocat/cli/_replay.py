@@ -9,7 +9,7 @@ from pathlib import Path
 from tacocat.engine import EngineError, GameRecord, read_jsonl
 from tacocat.engine.replay_steps import replay_view
 from tacocat.sdk import SdkError
-from tacocat.sdk._loader import load_bot_class
+from tacocat.sdk.loader import load_bot_class
 from tacocat.sdk.replay_check import check_game, describe
 
 DESCRIPTION = """\

@@ -221,13 +221,13 @@ class LocalArena:
         return self.data_dir.absolute().parent / "logs"
 
     def start(self) -> None:
-        from tacocat.arena import ArenaError  # noqa: PLC0415 - the server extra
-        from tacocat.arena._valkey import EmbeddedValkey, _check_url  # noqa: PLC0415
+        # the server extra
+        from tacocat.arena import ArenaError, EmbeddedValkey, check_redis_url  # noqa: PLC0415
 
         self.logs.mkdir(parents=True, exist_ok=True)
         try:
             if self.args.redis_url:
-                _check_url(self.args.redis_url, ping=True)
+                check_redis_url(self.args.redis_url, ping=True)
                 self.redis_url = self.args.redis_url
                 where = "Redis " + self.redis_url.split("@")[-1]
             else:
@@ -321,7 +321,7 @@ class LocalArena:
                 _stop_group(process, _STOP_SECONDS)
         server, self._valkey = self._valkey, None
         if server is not None:
-            from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
+            from tacocat.arena import EmbeddedValkey  # noqa: PLC0415
 
             assert isinstance(server, EmbeddedValkey)
             try:
@@ -404,10 +404,10 @@ def ensure_ladder(admin: ArenaClient, args: argparse.Namespace) -> str:
 def house_token(admin: ArenaClient, data_dir: Path) -> str:
     """A token of the user ``house`` (created with it on the first run, kept in a 0600 file
     next to the admin token)."""
-    from tacocat.server import _arena_auth  # noqa: PLC0415
+    from tacocat.server import read_token_file, write_token_file  # noqa: PLC0415
 
     path = data_dir / HOUSE_TOKEN_FILE
-    saved = _arena_auth.read_token_file(path)
+    saved = read_token_file(path)
     if saved is not None:
         with ArenaClient(admin.address, saved) as probe:
             try:
@@ -418,7 +418,7 @@ def house_token(admin: ArenaClient, data_dir: Path) -> str:
     with contextlib.suppress(AlreadyExistsError):
         admin.create_user(HOUSE_USER)
     token = admin.create_token(HOUSE_USER, label="tacocat up").token
-    _arena_auth.write_token_file(path, token)
+    write_token_file(path, token)
     return token
 
 

@@ -212,7 +212,7 @@ def _sandbox_problem(args: argparse.Namespace, log: logging.Logger) -> str:
 
 
 def _run_pool(args: argparse.Namespace, settings: WorkerSettings) -> int:
-    from tacocat.arena._valkey import redis_url_or_embedded  # noqa: PLC0415
+    from tacocat.arena import redis_url_or_embedded  # noqa: PLC0415
     from tacocat.worker import WorkerPool  # noqa: PLC0415
 
     try:

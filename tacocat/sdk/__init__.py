@@ -74,7 +74,7 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
         "ServerUnavailableError",
     ),
     "._live": ("LIVE", "connect", "connect_async"),  # grpc
-    "._loader": ("load_bot", "load_bot_file"),
+    ".loader": ("load_bot", "load_bot_file"),
     "._local": ("play_local",),
     "._session": ("GameResult", "time_left"),
     "._tls": ("Tls",),  # grpc
@@ -98,10 +98,10 @@ if TYPE_CHECKING:
         ServerUnavailableError,
     )
     from ._live import LIVE, connect, connect_async
-    from ._loader import load_bot, load_bot_file
     from ._local import play_local
     from ._session import GameResult, time_left
     from ._tls import Tls
+    from .loader import load_bot, load_bot_file
 else:
     # Hidden from type checkers, which would otherwise accept any attribute of the package.
     def __getattr__(name: str) -> Any:

@@ -21,9 +21,9 @@ from tacocat.protocol import (
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ConnectionLostError, MatchEndedError, ProtocolError, RefereeError, SdkError
-from ._loader import name_of
 from ._session import BotSession, GameResult
 from ._tls import TlsOption, connect_hint, resolve_tls
+from .loader import name_of
 
 LIVE: Final = "live"
 """``opponent=LIVE`` (or ``None``) waits for another live client instead of a house bot."""

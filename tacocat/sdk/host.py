@@ -42,8 +42,8 @@ from tacocat.protocol.logs import game_marker
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import BotLoadError, RefereeError
-from ._loader import load_bot_class, make_bot
 from ._session import BotSession
+from .loader import load_bot_class, make_bot
 
 USAGE = "usage: python -m tacocat.sdk.host path/to/bot.py[:ClassName] | house:NAME"
 

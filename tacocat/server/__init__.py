@@ -22,7 +22,14 @@ limits (:meth:`RefereeConfig.grpc_options`), per-player live-game limits
 (:class:`MemoryLimiter`, :class:`ArenaLimiter`).
 """
 
-from ._arena_auth import AdminToken, ArenaAuthenticator, FirstOf, bootstrap_admin_token
+from ._arena_auth import (
+    AdminToken,
+    ArenaAuthenticator,
+    FirstOf,
+    bootstrap_admin_token,
+    read_token_file,
+    write_token_file,
+)
 from ._arena_service import ArenaService
 from ._auth import Authenticator, TokenTable, token_from_metadata
 from ._config import RefereeConfig
@@ -38,5 +45,6 @@ __all__ = [
     "ConfigError", "FinishedGame", "FirstOf", "GameLimiter", "HostedService",
     "JsonlRecordFile", "MemoryLimiter", "RecordLog", "RecordSink", "RefereeConfig",
     "RefereeServer", "RefereeService", "ServerError", "ServerTls", "StartError",
-    "TokenTable", "bootstrap_admin_token", "serve", "token_from_metadata",
+    "TokenTable", "bootstrap_admin_token", "read_token_file", "serve", "token_from_metadata",
+    "write_token_file",
 ]

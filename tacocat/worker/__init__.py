@@ -10,11 +10,14 @@
 - :mod:`~.check`: what this host gives the sandbox (``tacocat worker --check``);
 - :mod:`~.queue`: job ids, idempotent enqueuing, leases, the worker counters;
 - :mod:`~.dispatcher`: scheduling and orphan re-enqueue, one active per Redis;
-- :mod:`~.rqworker`, :mod:`~.pool`: the worker processes and ``tacocat worker``'s tree.
+- :mod:`~.rqworker`, :mod:`~.pool`: the worker processes and ``tacocat worker``'s tree;
+- ``_folders``: each match's folder of bot sources, and sweeping those of killed horses
+  (:func:`match_folders_of`, every :data:`IDLE_SWEEP_EVERY` seconds).
 
 docs/WORKER.md tells how a match job flows and what was measured.
 """
 
+from ._folders import IDLE_SWEEP_EVERY, match_folders_of
 from .dispatcher import Dispatcher
 from .errors import SandboxUnavailableError, WorkerError
 from .jobs import JobContext, MatchReport, SmokeReport, configure, run_match, run_smoke_test
@@ -25,8 +28,9 @@ from .queue import MatchQueue, match_job_id, smoke_job_id, worker_stats
 from .settings import WorkerSettings
 
 __all__ = [
-    "BotSpec", "Dispatcher", "JobContext", "Launcher", "MatchError", "MatchPlayer",
-    "MatchQueue", "MatchReport", "PlayedMatch", "SandboxUnavailableError", "SmokeReport",
-    "WorkerError", "WorkerPool", "WorkerSettings",
-    "configure", "match_job_id", "run_match", "run_smoke_test", "smoke_job_id", "worker_stats",
+    "IDLE_SWEEP_EVERY", "BotSpec", "Dispatcher", "JobContext", "Launcher", "MatchError",
+    "MatchPlayer", "MatchQueue", "MatchReport", "PlayedMatch", "SandboxUnavailableError",
+    "SmokeReport", "WorkerError", "WorkerPool", "WorkerSettings",
+    "configure", "match_folders_of", "match_job_id", "run_match", "run_smoke_test",
+    "smoke_job_id", "worker_stats",
 ]

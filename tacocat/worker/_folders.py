@@ -77,16 +77,20 @@ def sweep_if_due(root: str | Path | None = None, every: float = SWEEP_EVERY) -> 
     return sweep_match_folders(root) if due else []
 
 
+def match_folders_of(pid: int, root: str | Path | None = None) -> list[Path]:
+    """The match (and smoke test) folders on disk of the process ``pid``."""
+    folder = Path(root if root is not None else tempfile.gettempdir())
+    return [entry for prefix in PREFIXES for entry in folder.glob(f"{prefix}{pid}-*")
+            if entry.is_dir() and not entry.is_symlink()]
+
+
 def remove_folders_of(pid: int, root: str | Path | None = None) -> list[str]:
     """Remove the match folders of the process ``pid``, which has ended (its parent reaped
     it); returns their names."""
-    folder = Path(root if root is not None else tempfile.gettempdir())
     removed = []
-    for prefix in PREFIXES:
-        for entry in folder.glob(f"{prefix}{pid}-*"):
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(entry.name)
+    for entry in match_folders_of(pid, root):
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry.name)
     if removed:
         log.warning("removed the match folder(s) of work horse %d, which ended without "
                     "removing them (killed?): %s", pid, ", ".join(removed))

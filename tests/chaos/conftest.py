@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.chaos.cluster import Cluster, ClusterSettings
-from tacocat.chaos.hosts import NETNS_PREFIX, check_support, wait_gone
-from tacocat.chaos.ladder import LadderSpec
+from tacocat_lab.chaos.cluster import Cluster, ClusterSettings
+from tacocat_lab.chaos.hosts import NETNS_PREFIX, check_support, wait_gone
+from tacocat_lab.chaos.ladder import LadderSpec
 
 from ..worker.worker_helpers import SANDBOX
 

@@ -12,8 +12,14 @@ import textwrap
 
 import pytest
 
-from tacocat.chaos.hosts import NETNS_PREFIX, Network, NetworkError, check_support, remove_leftovers
-from tacocat.chaos.procs import alive, wait_for
+from tacocat_lab.chaos.hosts import (
+    NETNS_PREFIX,
+    Network,
+    NetworkError,
+    check_support,
+    remove_leftovers,
+)
+from tacocat_lab.chaos.procs import alive, wait_for
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -66,7 +72,7 @@ def test_hosts_reach_each_other_by_bridge_address_only_and_vanish_after_a_failur
 def test_a_killed_runs_namespaces_links_and_processes_are_removed_by_the_next_run() -> None:
     check_support()
     builder = subprocess.Popen(
-        [sys.executable, "-c", "from tacocat.chaos.hosts import Network\n"
+        [sys.executable, "-c", "from tacocat_lab.chaos.hosts import Network\n"
          "net = Network(['a'])\nnet.build()\nsleeper = net.popen('a', ['sleep', '300'])\n"
          "print(sleeper.pid, flush=True)\nimport time\ntime.sleep(300)"],
         stdout=subprocess.PIPE, text=True)

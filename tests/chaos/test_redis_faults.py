@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.chaos.cluster import Cluster
-from tacocat.chaos.faults import REDIS_VOLUME_KB, fill_disk, kill_redis
-from tacocat.chaos.hosts import tmpfs
-from tacocat.chaos.ladder import Counts, Ladder
+from tacocat_lab.chaos.cluster import Cluster
+from tacocat_lab.chaos.faults import REDIS_VOLUME_KB, fill_disk, kill_redis
+from tacocat_lab.chaos.hosts import tmpfs
+from tacocat_lab.chaos.ladder import Counts, Ladder
 
 from .conftest import ClusterFactory, ladder_spec
 

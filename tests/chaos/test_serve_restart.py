@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tacocat.chaos.faults import restart_serve
-from tacocat.chaos.ladder import Ladder
+from tacocat_lab.chaos.faults import restart_serve
+from tacocat_lab.chaos.ladder import Ladder
 
 from .conftest import ClusterFactory, ladder_spec
 

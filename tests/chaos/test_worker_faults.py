@@ -10,15 +10,15 @@ from collections.abc import Callable
 
 import pytest
 
-from tacocat.chaos.cluster import Cluster
-from tacocat.chaos.faults import (
+from tacocat_lab.chaos.cluster import Cluster
+from tacocat_lab.chaos.faults import (
     kill_workers,
     partition_worker,
     pause_worker,
     short_pause,
     slow_network,
 )
-from tacocat.chaos.ladder import Counts, Ladder
+from tacocat_lab.chaos.ladder import Counts, Ladder
 
 from .conftest import ClusterFactory, ladder_spec
 
@@ -80,7 +80,7 @@ def test_a_worker_stalled_for_three_leases_is_rerun_and_recorded_once_and_goes_o
 def test_over_a_slow_lossy_link_no_lease_is_lost_and_nothing_runs_twice(
         cluster_factory: ClusterFactory) -> None:
     """Every worker reaches Redis through a relay adding 50 ms round trips and holding 1% of
-    chunks back 200 ms (no netem in this kernel; see tacocat.chaos.slowlink)."""
+    chunks back 200 ms (no netem in this kernel; see tacocat_lab.chaos.slowlink)."""
     cluster = cluster_factory(slow_link=True)
     ladder = Ladder(cluster, ladder_spec(16, 8))
     ladder.start()

@@ -3,7 +3,7 @@ baseline sends are measured by playing real games through the (compiled) referee
 
 from __future__ import annotations
 
-from tacocat.cli._bench_echo import message_sizes
+from tacocat_lab.bench.echo import message_sizes
 
 
 def test_the_echo_baseline_sends_messages_of_the_protocols_measured_sizes() -> None:

@@ -1,4 +1,4 @@
-"""The benchmark's plain baseline (tacocat/cli/_plain_game.py) really plays the game.
+"""The benchmark's plain baseline (lab/tacocat_lab/plain_game.py) really plays the game.
 
 ``tacocat bench engine`` quotes the engine's speed as a ratio over this implementation, so it
 must play by RULES.md: every record it keeps passes the independent checker, and its games
@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 import statistics
 
-from tacocat.cli._plain_game import PlainGame, PlainRandomPlayer
 from tacocat.engine import HOUSE_BOTS, duplicate_pairs
 from tacocat.referee import play_in_process
+from tacocat_lab.plain_game import PlainGame, PlainRandomPlayer
 from tests.independent_checker import check_record
 from tests.independent_rules import STANDARD
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis as redis_py
 
-from tacocat.cli._bench_load import run_load
+from tacocat_lab.bench.load import run_load
 
 CLIENTS = int(os.environ.get("TACOCAT_LOAD_CLIENTS", "200"))
 SECONDS = float(os.environ.get("TACOCAT_LOAD_SECONDS", "60"))

@@ -15,11 +15,11 @@ import redis as redis_py
 from rq.job import Job
 
 from tacocat.arena import Arena, MatchStatus
-from tacocat.chaos.procs import cmdline
 from tacocat.engine import Fault, Reason
 from tacocat.worker import MatchQueue, match_job_id, worker_stats
 from tacocat.worker.dispatcher import lock_key
 from tacocat.worker.queue import MATCH_JOB, lease_key
+from tacocat_lab.chaos.procs import cmdline
 
 from .worker_helpers import (
     HOSTILE,

@@ -18,9 +18,9 @@ import redis as redis_py
 from prometheus_client import CollectorRegistry
 
 from tacocat.arena import VersionStatus
-from tacocat.chaos.procs import wait_for
 from tacocat.server.metrics import ArenaCollector, unsandboxed_workers
 from tacocat.worker.check import check_host
+from tacocat_lab.chaos.procs import wait_for
 
 from .worker_helpers import Trees, good_bot, make_field, wait_decided
 

@@ -17,11 +17,11 @@ import pytest
 import redis as redis_py
 
 from tacocat.arena import MatchStatus
-from tacocat.chaos.procs import alive, children_of, parent, wait_for
 from tacocat.worker import Dispatcher, MatchQueue, WorkerSettings
 from tacocat.worker.bounds import MatchTimeouts, stall_seconds
 from tacocat.worker.failures import failures_key
 from tacocat.worker.queue import lease_key
+from tacocat_lab.chaos.procs import alive, children_of, parent, wait_for
 
 from .worker_helpers import SANDBOX, make_field, slow_bot
 

@@ -9,7 +9,7 @@ import pytest
 import redis as redis_py
 
 from tacocat.arena.trials import Trials, TrialStatus, make_sprt
-from tacocat.chaos.procs import wait_for
+from tacocat_lab.chaos.procs import wait_for
 
 from .worker_helpers import Trees, good_bot, make_field, slow_bot, wait_decided, wait_ladder_done
 

@@ -16,9 +16,9 @@ from typing import TypeVar
 import redis as redis_py
 
 from tacocat.arena import Arena, MatchStatus, User, VersionStatus
-from tacocat.chaos.procs import alive, children_of, parent, wait_for
 from tacocat.worker import BotSpec
 from tacocat.worker.sandbox import sandbox_available
+from tacocat_lab.chaos.procs import alive, children_of, parent, wait_for
 
 SANDBOX = sandbox_available()
 """Real workers sandbox their bots when bwrap works here (CI installs it)."""

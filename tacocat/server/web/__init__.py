@@ -5,11 +5,17 @@ An aiohttp application (:func:`create_app`) on the synchronous :class:`tacocat.a
 facade, with HTML pages (plain HTML, CSS and vanilla JavaScript; no build step), the same
 data as JSON under ``/api/``, and server-sent events fed from the arena's Redis pub/sub for
 live ladder pages. :class:`WebServer` runs it inside an existing event loop (``tacocat
-serve``). Routes: see :mod:`tacocat.server.web._app`.
+serve``). Routes: see :mod:`tacocat.server.web._app`. A ladder page without the server:
+``ladder_page(Static(), load_ladder(arena, name, view=LadderView()), events_url)``.
 """
 
 from ._app import CSP, WebSettings, create_app
+from ._data import LadderView, load_ladder
+from ._render import Static, ladder_page
 from ._replay import replay_view
 from ._server import WebServer
 
-__all__ = ["CSP", "WebServer", "WebSettings", "create_app", "replay_view"]
+__all__ = [
+    "CSP", "LadderView", "Static", "WebServer", "WebSettings", "create_app", "ladder_page",
+    "load_ladder", "replay_view",
+]

@@ -13,11 +13,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 from tacocat.arena import Arena, User, VersionStatus
-from tacocat.arena._redis import text
 from tacocat.arena.recording import read_log
 from tacocat.worker.queue import worker_stats
 
-from .cluster import Cluster
+from .cluster import Cluster, reply_text
 from .procs import ChaosError, wait_for
 
 LADDER: Final = "chaos"
@@ -149,14 +148,14 @@ class Ladder:
         from tacocat.worker.queue import MATCH_QUEUE, match_job_id  # noqa: PLC0415
 
         redis, keys = self.cluster.redis, self.arena.keys
-        queued = {text(m) for m in redis.lrange(f"rq:queue:{MATCH_QUEUE}", 0, -1)}
+        queued = {reply_text(m) for m in redis.lrange(f"rq:queue:{MATCH_QUEUE}", 0, -1)}
         leases = self.cluster.leases()
         found = []
         for raw in redis.zrange(keys.pending(LADDER), 0, -1):
-            match = text(raw)
+            match = reply_text(raw)
             job = match_job_id(match)
             status = redis.hget(Job.key_for(job), "status")
-            found.append({"match": match, "job_status": text(status) if status else None,
+            found.append({"match": match, "job_status": reply_text(status) if status else None,
                           "in_queue": job in queued, "lease": leases.get(match)})
         return found
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ._output import doc_parser
+from ._help import doc_parser
 
 if TYPE_CHECKING:
     from tacocat.arena import Arena
@@ -55,8 +55,11 @@ def bench_refit(args: argparse.Namespace) -> int:
         return 2
     from redis import Redis  # noqa: PLC0415
 
-    from tacocat.arena import Arena, Scheduling  # noqa: PLC0415
-    from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
+    from tacocat.arena import (  # noqa: PLC0415
+        Arena,
+        EmbeddedValkey,
+        Scheduling,
+    )
 
     try:
         with tempfile.TemporaryDirectory(prefix="tacocat-refit-") as folder, \
@@ -129,7 +132,7 @@ def _measure(arena: Arena, queue: list[str], repeat: int) -> dict[str, Any]:
     from tacocat.arena.ratings import fit_arrays  # noqa: PLC0415
     from tacocat.arena.recording import record_match  # noqa: PLC0415
     from tacocat.engine import Reason  # noqa: PLC0415
-    from tacocat.server.web import _data, _render  # noqa: PLC0415
+    from tacocat.server.web import LadderView, Static, ladder_page, load_ladder  # noqa: PLC0415
 
     redis, keys = arena.redis, arena.keys
 
@@ -154,11 +157,11 @@ def _measure(arena: Arena, queue: list[str], repeat: int) -> dict[str, Any]:
     out["fit_s"] = _median(lambda: fit_arrays(counts.names, counts.i, counts.j, wins, losses,
                                               ties, start=start), repeat)
     out["status_ms"] = round(1000 * _median(lambda: arena.ladder_status(LADDER), repeat), 1)
-    static = _render.Static()
-    for name, view in (("ladder_page_ms", _data.LadderView()),
-                       ("ladder_page_last_ms", _data.LadderView(page=10**5, block=10**5))):
-        def page(view: _data.LadderView = view) -> None:
-            _render.ladder_page(static, _data.load_ladder(arena, LADDER, view=view), "/e")
+    static = Static()
+    for name, view in (("ladder_page_ms", LadderView()),
+                       ("ladder_page_last_ms", LadderView(page=10**5, block=10**5))):
+        def page(view: LadderView = view) -> None:
+            ladder_page(static, load_ladder(arena, LADDER, view=view), "/e")
         out[name] = round(1000 * _median(page, repeat), 1)
     out["refit_cold_over_warm"] = round(out["refit_cold_s"] / out["refit_s"], 1)
     return out

@@ -1,4 +1,4 @@
-"""A slow, lossy link as a TCP relay: ``python -m tacocat.chaos.slowlink LISTEN TARGET``.
+"""A slow, lossy link as a TCP relay: ``python -m tacocat_lab.chaos.slowlink LISTEN TARGET``.
 
 This machine's kernel has no ``netem`` (``CONFIG_NET_SCH_NETEM`` is off, and no gact
 action to drop packets with either), so the slow-network fault runs this relay on the
@@ -74,7 +74,7 @@ async def serve(listen: str, target: str, delay: float, loss: float, retransmit:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tacocat.chaos.slowlink",
+    parser = argparse.ArgumentParser(prog="python -m tacocat_lab.chaos.slowlink",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("listen", help="HOST:PORT to accept connections on")

@@ -56,7 +56,7 @@ from statistics import NormalDist
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Final
 
-from ._output import doc_parser
+from ._help import doc_parser
 
 if TYPE_CHECKING:
     from tacocat.arena import Arena, MatchResult, Order, User
@@ -113,7 +113,7 @@ def bench_scale(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="tacocat-scale-") as folder:
             from redis import Redis  # noqa: PLC0415
 
-            from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
+            from tacocat.arena import EmbeddedValkey  # noqa: PLC0415
 
             with EmbeddedValkey(Path(folder) / "redis") as server:
                 client = Redis.from_url(server.url)
@@ -361,18 +361,18 @@ class _Run:
         return self._check_convergence()
 
     def _page_render_ms(self) -> dict[str, float]:
-        from tacocat.server.web import _data, _render  # noqa: PLC0415
+        from tacocat.server.web import LadderView, Static, ladder_page, load_ladder  # noqa: PLC0415
 
-        last = _data.LadderView(page=10**5, block=10**5)  # clamped to the last ones
-        static = _render.Static()
+        last = LadderView(page=10**5, block=10**5)  # clamped to the last ones
+        static = Static()
         out = {}
-        for name, view in (("ladder_page_ms", _data.LadderView()),
+        for name, view in (("ladder_page_ms", LadderView()),
                            ("ladder_page_last_ms", last)):
             runs = []
             for _ in range(5):
                 started = time.perf_counter()
-                snap = _data.load_ladder(self.arena, LADDER, view=view)
-                _render.ladder_page(static, snap, "/events")
+                snap = load_ladder(self.arena, LADDER, view=view)
+                ladder_page(static, snap, "/events")
                 runs.append(1000 * (time.perf_counter() - started))
             out[name] = round(statistics.median(runs), 1)
         return out

@@ -1,6 +1,6 @@
-"""The faults: each takes a :class:`~tacocat.chaos.cluster.Cluster` whose ladder
-(:class:`~tacocat.chaos.ladder.Ladder`) has started, injects its fault while matches run,
-waits for the ladder to finish and returns its :class:`~tacocat.chaos.ladder.Counts`.
+"""The faults: each takes a :class:`~tacocat_lab.chaos.cluster.Cluster` whose ladder
+(:class:`~tacocat_lab.chaos.ladder.Ladder`) has started, injects its fault while matches run,
+waits for the ladder to finish and returns its :class:`~tacocat_lab.chaos.ladder.Counts`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from tacocat.arena.recording import read_log
-from tacocat.worker._folders import IDLE_SWEEP_EVERY, PREFIXES
+from tacocat.worker import IDLE_SWEEP_EVERY, match_folders_of
 from tacocat.worker.queue import worker_stats
 
 from .cluster import Cluster, WorkerHost
@@ -88,9 +87,7 @@ def kill_workers(cluster: Cluster, ladder: Ladder, kills: int, rng: random.Rando
 
 def _folders_of(pids: set[int]) -> list[str]:
     """The match folders still on disk of the processes ``pids`` (all dead by now)."""
-    root = Path(tempfile.gettempdir())
-    return sorted(f.name for pid in pids for prefix in PREFIXES
-                  for f in root.glob(f"{prefix}{pid}-*"))
+    return sorted(f.name for pid in pids for f in match_folders_of(pid))
 
 
 def _victims(cluster: Cluster, role: str, rng: random.Random,

@@ -164,7 +164,7 @@ async def _clients(address: str, count: int, rounds: int, size: int) -> None:
 def server_main(argv: Sequence[str]) -> None:
     """The echo server process: ``PORT_FILE REPLY_BYTES [WORK_US]`` (``WORK_US``: CPU spent
     on each message before its reply; 0, the plain echo, unless given)."""
-    from ._serve import run_async  # noqa: PLC0415
+    from tacocat.cli import run_async  # noqa: PLC0415
 
     work = float(argv[2]) / 1e6 if len(argv) > 2 else 0.0
     run_async(_serve(argv[0], int(argv[1]), work))
@@ -173,7 +173,7 @@ def server_main(argv: Sequence[str]) -> None:
 def client_main(argv: Sequence[str]) -> None:
     """An echo client process: ``ADDRESS COUNT ROUNDS MESSAGE_BYTES``; one JSON line per
     client, then one with the CPU seconds the process spent playing."""
-    from ._serve import run_async  # noqa: PLC0415
+    from tacocat.cli import run_async  # noqa: PLC0415
 
     address, count, rounds, size = argv
     started = time.process_time()
@@ -181,7 +181,7 @@ def client_main(argv: Sequence[str]) -> None:
     print(json.dumps({"cpu": time.process_time() - started}))
 
 
-SERVER_MAIN = ("import sys; from tacocat.cli._bench_echo import server_main; "
+SERVER_MAIN = ("import sys; from tacocat_lab.bench.echo import server_main; "
                "server_main(sys.argv[1:])")
-CLIENT_MAIN = ("import sys; from tacocat.cli._bench_echo import client_main; "
+CLIENT_MAIN = ("import sys; from tacocat_lab.bench.echo import client_main; "
                "client_main(sys.argv[1:])")

@@ -21,9 +21,7 @@ from typing import IO, Final
 
 from redis import Redis
 
-from tacocat.arena import Arena
-from tacocat.arena._redis import text
-from tacocat.arena._valkey import EmbeddedValkey
+from tacocat.arena import Arena, EmbeddedValkey
 from tacocat.worker.queue import lease_key
 
 from .hosts import Network
@@ -86,7 +84,7 @@ class ClusterSettings:
     full-disk fault."""
     worker_args: list[str] = field(default_factory=list)
     slow_link: bool = False
-    """Workers reach Redis through :mod:`tacocat.chaos.slowlink` on their host (+50 ms
+    """Workers reach Redis through :mod:`tacocat_lab.chaos.slowlink` on their host (+50 ms
     round trip, 1% of chunks held back a retransmission timeout)."""
 
 
@@ -192,7 +190,7 @@ class Cluster:
         if host not in self._relays:
             log_path = self.folder / f"{host}-slowlink.log"
             self._relays[host] = self.net.popen(
-                host, [sys.executable, "-m", "tacocat.chaos.slowlink",
+                host, [sys.executable, "-m", "tacocat_lab.chaos.slowlink",
                        f"127.0.0.1:{SLOW_PORT}", f"{self.net['redis'].address}:{REDIS_PORT}"],
                 log=self._log(log_path))
             wait_for(lambda: "slowlink:" in log_path.read_text(errors="replace"), 30,
@@ -264,7 +262,7 @@ class Cluster:
         for key in self.redis.scan_iter(match=prefix + "*", count=1000):
             value = self.redis.get(key)
             if value is not None:
-                found[text(key)[len(prefix):]] = text(value)
+                found[reply_text(key)[len(prefix):]] = reply_text(value)
         return found
 
     def matches_of(self, rq_pids: list[int]) -> list[str]:
@@ -277,3 +275,8 @@ class Cluster:
         """The worker host whose supervisor logged last that it became the dispatcher."""
         active = [h for h in self.workers.values() if "dispatcher: active" in h.text]
         return active[-1].host if len(active) == 1 else None
+
+
+def reply_text(reply: object) -> str:
+    """A Redis reply as text: the cluster's client, shared with the arena, does not decode."""
+    return reply.decode() if isinstance(reply, bytes) else str(reply)

@@ -56,7 +56,7 @@ def bench_load(args: argparse.Namespace) -> int:
         print("tacocat bench load: needs --clients >= 1, --seconds > 0, --bots >= 2, "
               "--workers >= 1", file=sys.stderr)
         return 2
-    from tacocat.arena._valkey import redis_url_or_embedded  # noqa: PLC0415
+    from tacocat.arena import redis_url_or_embedded  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="tacocat-bench-load-") as folder, \
             redis_url_or_embedded(args.redis_url or None, Path(folder) / "valkey") as url:
@@ -243,9 +243,9 @@ def _percentile(values: Sequence[float], q: float) -> float:
 async def _one_client(address: str, number: int, deadline: float) -> dict[str, Any]:
     from tacocat.sdk import connect_async  # noqa: PLC0415 - only the client processes
 
-    from ._bench_referee import _TimedGreedy  # noqa: PLC0415
+    from .referee import TimedGreedy  # noqa: PLC0415
 
-    bot = _TimedGreedy()
+    bot = TimedGreedy()
     games = 0
     errors: list[str] = []
     options = [("grpc.use_local_subchannel_pool", 1)]  # one connection per client
@@ -274,11 +274,11 @@ async def _clients(address: str, first: int, count: int, deadline: float) -> Non
 
 def client_main(argv: Sequence[str]) -> None:
     """A client process: ``ADDRESS FIRST COUNT DEADLINE``; one JSON line per client."""
-    from ._serve import run_async  # noqa: PLC0415
+    from tacocat.cli import run_async  # noqa: PLC0415
 
     address, first, count, deadline = argv
     run_async(_clients(address, int(first), int(count), float(deadline)))
 
 
-_CLIENT_MAIN = ("import sys; from tacocat.cli._bench_load import client_main; "
+_CLIENT_MAIN = ("import sys; from tacocat_lab.bench.load import client_main; "
                 "client_main(sys.argv[1:])")

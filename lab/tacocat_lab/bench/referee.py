@@ -48,7 +48,7 @@ from typing import Any
 from tacocat.engine import Observation, Outcome, Ruleset
 from tacocat.engine.bots import GreedyBot
 
-from . import _bench_echo
+from . import echo
 
 DESCRIPTION = __doc__.split("\n\n", 1)[1] if __doc__ else ""
 
@@ -89,7 +89,7 @@ def bench_referee(args: argparse.Namespace) -> int:
             print(f"tacocat bench referee: the referee did not start: {line!r}", file=sys.stderr)
             return 1
         address = line.rsplit(" ", 1)[1].strip()
-        request_bytes, action_bytes = _bench_echo.message_sizes()
+        request_bytes, action_bytes = echo.message_sizes()
         runs: list[dict[str, float]] = []
         baselines: list[dict[str, float]] = []
         worked: list[dict[str, float]] = []
@@ -148,7 +148,7 @@ def _echo_run(clients: int, procs: int, rounds: int, request_bytes: int,
     ``work_us`` of CPU per message), measured alike."""
     with tempfile.TemporaryDirectory(prefix="tacocat-echo-") as folder:
         port_file = Path(folder) / "port"
-        server = subprocess.Popen([sys.executable, "-c", _bench_echo.SERVER_MAIN,
+        server = subprocess.Popen([sys.executable, "-c", echo.SERVER_MAIN,
                                    str(port_file), str(request_bytes), str(work_us)])
         try:
             deadline = time.monotonic() + 30
@@ -159,7 +159,7 @@ def _echo_run(clients: int, procs: int, rounds: int, request_bytes: int,
             address = f"127.0.0.1:{port_file.read_text()}"
             shares = [clients // procs + (1 if i < clients % procs else 0)
                       for i in range(procs)]
-            workers = [subprocess.Popen([sys.executable, "-c", _bench_echo.CLIENT_MAIN,
+            workers = [subprocess.Popen([sys.executable, "-c", echo.CLIENT_MAIN,
                                          address, str(share), str(rounds), str(action_bytes)],
                                         stdout=subprocess.PIPE, text=True)
                        for share in shares]
@@ -247,7 +247,7 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-class _TimedGreedy(GreedyBot):
+class TimedGreedy(GreedyBot):
     """Greedy, noting when each decision starts and how long it waited since the last one."""
 
     def __init__(self) -> None:
@@ -256,7 +256,7 @@ class _TimedGreedy(GreedyBot):
         self.wait_times: list[float] = []
         self._last = 0.0
 
-    def itself(self) -> _TimedGreedy:
+    def itself(self) -> TimedGreedy:
         """A bot factory that always gives this bot: its timings span the whole match."""
         return self
 
@@ -308,7 +308,7 @@ class _TimedGreedy(GreedyBot):
 async def _clients(address: str, first: int, count: int, games: int, opponent: str) -> None:
     from tacocat.sdk import LIVE, connect_async  # noqa: PLC0415 - only the client processes
 
-    bots = [_TimedGreedy() for _ in range(count)]
+    bots = [TimedGreedy() for _ in range(count)]
     live = opponent == LIVE
     # One connection per client, as separate players would have.
     options = [("grpc.use_local_subchannel_pool", 1)]
@@ -326,7 +326,7 @@ async def _clients(address: str, first: int, count: int, games: int, opponent: s
 def client_main(argv: Sequence[str]) -> None:
     """A client process: ``ADDRESS FIRST COUNT GAMES OPPONENT``; one JSON line per client,
     then one with the CPU seconds the process spent playing."""
-    from ._serve import run_async  # noqa: PLC0415
+    from tacocat.cli import run_async  # noqa: PLC0415
 
     address, first, count, games, opponent = argv
     started = time.process_time()
@@ -334,5 +334,5 @@ def client_main(argv: Sequence[str]) -> None:
     print(json.dumps({"cpu": time.process_time() - started}))
 
 
-_CLIENT_MAIN = ("import sys; from tacocat.cli._bench_referee import client_main; "
+_CLIENT_MAIN = ("import sys; from tacocat_lab.bench.referee import client_main; "
                 "client_main(sys.argv[1:])")

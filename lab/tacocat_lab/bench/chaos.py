@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from tacocat.chaos.cluster import Cluster
-    from tacocat.chaos.ladder import Counts, Ladder
+    from tacocat_lab.chaos.cluster import Cluster
+    from tacocat_lab.chaos.ladder import Counts, Ladder
 
 FAULTS: Final = ("kill", "pause", "short_pause", "partition", "redis_kill", "full_disk",
                  "serve_restart", "slow_network", "fsync_cost")
@@ -66,7 +66,7 @@ def add_parser(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def bench_chaos(args: argparse.Namespace) -> int:
-    from tacocat.chaos.hosts import NetworkError, check_support  # noqa: PLC0415
+    from tacocat_lab.chaos.hosts import NetworkError, check_support  # noqa: PLC0415
 
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
     unknown = [f for f in faults if f not in FAULTS]
@@ -95,11 +95,11 @@ def bench_chaos(args: argparse.Namespace) -> int:
 
 
 def _run(fault: str, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from tacocat.chaos import faults as chaos  # noqa: PLC0415
-    from tacocat.chaos.cluster import Cluster, ClusterSettings  # noqa: PLC0415
-    from tacocat.chaos.hosts import tmpfs  # noqa: PLC0415
-    from tacocat.chaos.ladder import Ladder, LadderSpec  # noqa: PLC0415
-    from tacocat.chaos.persistence import record_costs  # noqa: PLC0415
+    from tacocat_lab.chaos import faults as chaos  # noqa: PLC0415
+    from tacocat_lab.chaos.cluster import Cluster, ClusterSettings  # noqa: PLC0415
+    from tacocat_lab.chaos.hosts import tmpfs  # noqa: PLC0415
+    from tacocat_lab.chaos.ladder import Ladder, LadderSpec  # noqa: PLC0415
+    from tacocat_lab.chaos.persistence import record_costs  # noqa: PLC0415
 
     folder.mkdir(parents=True)
     if fault == "fsync_cost":

@@ -21,8 +21,7 @@ from typing import Final
 
 from redis import Redis
 
-from tacocat.arena import Arena, MatchResult
-from tacocat.arena._valkey import EmbeddedValkey
+from tacocat.arena import Arena, EmbeddedValkey, MatchResult
 from tacocat.arena.recording import FSYNC_TIMEOUT, record_match
 from tacocat.engine.bots import RandomBot
 from tacocat.referee import play_in_process

@@ -149,8 +149,7 @@ class _Bench:
                  games_per_match: int) -> None:
         from redis import Redis  # noqa: PLC0415
 
-        from tacocat.arena import Arena  # noqa: PLC0415
-        from tacocat.arena._valkey import EmbeddedValkey  # noqa: PLC0415
+        from tacocat.arena import Arena, EmbeddedValkey  # noqa: PLC0415
 
         self.args = args
         self.names = list(names)

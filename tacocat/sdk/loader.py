@@ -1,4 +1,9 @@
-"""Turning a bot spec into a :class:`Bot`: ``house:NAME`` or ``path/to/bot.py[:Class]``."""
+"""Turning a bot spec into a :class:`Bot`: ``house:NAME`` or ``path/to/bot.py[:Class]``.
+
+:func:`load_bot` and :func:`load_bot_file` are also the package's; the command line plays
+each game with a fresh bot, so it takes :func:`load_bot_class`'s factory (and
+:func:`split_spec` for a sandboxed bot's file).
+"""
 
 from __future__ import annotations
 
