@@ -21,8 +21,9 @@ from tacocat.protocol import (
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ConnectionLostError, MatchEndedError, ProtocolError, RefereeError, SdkError
+from ._game_result import GameResult
 from ._loader import name_of
-from ._session import BotSession, GameResult
+from ._session import BotSession
 from ._tls import TlsOption, connect_hint, resolve_tls
 
 LIVE: Final = "live"

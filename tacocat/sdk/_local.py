@@ -7,8 +7,8 @@ from collections.abc import Callable
 from tacocat.engine import STANDARD, Bot, Ruleset, duplicate_pairs
 from tacocat.referee import play_in_process
 
+from ._game_result import GameResult
 from ._loader import load_bot_class, name_of
-from ._session import GameResult
 
 
 def play_local(bot: Bot | Callable[[], Bot],

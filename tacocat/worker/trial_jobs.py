@@ -2,7 +2,7 @@
 
 It runs as the ladder's match job does (same RQ job, job id, lease and orphan re-runs:
 :func:`tacocat.worker.jobs.play_match` hands trial match ids here), plays through the same
-sandboxed :func:`~tacocat.worker.jobs.play_versions`, and records through
+sandboxed :func:`~tacocat.worker.playing.play_versions`, and records through
 :meth:`Trials.record <tacocat.arena.trials.Trials.record>`, exactly once, never into a
 ladder. A match whose trial ended (verdict, cancel) before it started is skipped; one that
 ends while it plays is dropped at recording.
@@ -17,7 +17,7 @@ from tacocat.arena import Arena, MatchResult, NotFound
 from tacocat.arena.trials import TrialMatchStatus, Trials, TrialStatus
 from tacocat.engine import STANDARD
 
-from .jobs import JobContext, MatchReport, context, play_versions
+from .playing import JobContext, MatchReport, context, play_versions
 from .queue import MatchQueue
 
 log = logging.getLogger("tacocat.worker")

@@ -26,8 +26,8 @@ import redis as redis_py
 from aiohttp.test_utils import TestClient, TestServer
 
 from tacocat.arena import MatchStatus
-from tacocat.server.web import CSP, WebServer, WebSettings, create_app
-from tacocat.server.web._ladders import recent_fragment
+from tacocat.web import CSP, WebServer, WebSettings, create_app
+from tacocat.web._ladders import recent_fragment
 
 from .data import (
     HOSTILE,

@@ -5,11 +5,14 @@ An aiohttp application (:func:`create_app`) on the synchronous :class:`tacocat.a
 facade, with HTML pages (plain HTML, CSS and vanilla JavaScript; no build step), the same
 data as JSON under ``/api/``, and server-sent events fed from the arena's Redis pub/sub for
 live ladder pages. :class:`WebServer` runs it inside an existing event loop (``tacocat
-serve``). Routes: see :mod:`tacocat.server.web._app`.
+serve``). Routes: see :mod:`tacocat.web._app`.
 """
 
 from ._app import CSP, WebSettings, create_app
+from ._errors import WebError, WebStartError
 from ._replay import replay_view
 from ._server import WebServer
 
-__all__ = ["CSP", "WebServer", "WebSettings", "create_app", "replay_view"]
+__all__ = [
+    "CSP", "WebError", "WebServer", "WebSettings", "WebStartError", "create_app", "replay_view",
+]
