@@ -1,4 +1,4 @@
-"""The RQ jobs: play one match, smoke-test one new version.
+"""The RQ jobs: play one match (a ladder's or a trial's), smoke-test one new version.
 
 A match job (:func:`play_match`, the body is :func:`run_match`):
 
@@ -26,35 +26,77 @@ metrics on, its :class:`JobContext` carries the process's
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from redis import Redis
 from rq import get_current_job
 
-from tacocat.arena import Arena, ArenaError, MatchResult, MatchStatus, NotFound, VersionStatus
-from tacocat.arena.trials import is_trial_match
-from tacocat.engine import STANDARD, GameRecord, MatchGame, Reason, duplicate_pairs
+from tacocat.arena import (
+    Arena,
+    ArenaError,
+    MatchResult,
+    MatchStatus,
+    NotFound,
+    VersionStatus,
+    unpack,
+)
+from tacocat.arena.trials import TrialMatchStatus, Trials, TrialStatus, is_trial_match
+from tacocat.engine import (
+    STANDARD,
+    GameRecord,
+    MatchGame,
+    Reason,
+    Ruleset,
+    ScheduledGame,
+    duplicate_pairs,
+)
+from tacocat.protocol import MAX_BATCH
 
+from . import progress
 from ._folders import match_folder
-from .bounds import MatchTimeouts
-from .launch import BotSpec
+from .bounds import MatchTimeouts, stall_seconds
+from .errors import SandboxUnavailableError
+from .launch import BotSpec, Launcher
 from .match import MatchPlayer, PlayedMatch
-from .playing import JobContext, MatchReport, configure, context, play_versions, unpack_version
 from .queue import MatchQueue, stats_key
-from .trial_jobs import run_trial_match
+from .settings import WorkerSettings
 
-__all__ = [
-    "JobContext", "MatchReport", "SmokeReport", "configure", "context", "play_match",
-    "play_versions", "run_match", "run_smoke_test", "smoke_test",
-]
+if TYPE_CHECKING:
+    from .metrics import WorkerMetrics
 
 log = logging.getLogger("tacocat.worker")
 
 HOUSE_PREFIX: Final = "house:"
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """What a job needs from its worker process."""
+
+    settings: WorkerSettings = field(default_factory=WorkerSettings)
+    launcher: Launcher = field(default_factory=Launcher)
+    worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    metrics: WorkerMetrics | None = None
+    """Where decision and refit times go (None: not measured)."""
+
+
+_context = JobContext()
+
+
+def configure(context: JobContext) -> None:
+    """Set this process's job context (the worker process does, before its first job)."""
+    global _context
+    _context = context
+
+
+def context() -> JobContext:
+    return _context
 
 
 # -- RQ entry points ---------------------------------------------------------------------------
@@ -62,18 +104,18 @@ HOUSE_PREFIX: Final = "house:"
 
 def play_match(match_id: str) -> dict[str, Any]:
     """RQ job: play and record one match (see the module docs); a trial's match (an
-    unrated test, :mod:`tacocat.worker.trial_jobs`) has the same job, ids and lease."""
+    unrated test, :func:`run_trial_match`) has the same job, ids and lease."""
     arena, queue = _job_arena()
     if is_trial_match(match_id):
-        report = run_trial_match(arena, queue, match_id, context())
+        report = run_trial_match(arena, queue, match_id, _context)
         return report.to_json()
-    return run_match(arena, queue, match_id, context()).to_json()
+    return run_match(arena, queue, match_id, _context).to_json()
 
 
 def smoke_test(version_id: str) -> dict[str, Any]:
     """RQ job: play a new version against a house bot; activate it or reject it."""
     arena, _ = _job_arena()
-    return run_smoke_test(arena, version_id, context()).to_json()
+    return run_smoke_test(arena, version_id, _context).to_json()
 
 
 def _job_arena() -> tuple[Arena, MatchQueue]:
@@ -82,7 +124,7 @@ def _job_arena() -> tuple[Arena, MatchQueue]:
         raise RuntimeError("tacocat.worker jobs run inside an RQ worker; call run_match or "
                            "run_smoke_test directly otherwise")
     redis: Redis = job.connection
-    settings = context().settings
+    settings = _context.settings
     arena = Arena(redis, prefix=settings.prefix)
     return arena, MatchQueue(
         redis, prefix=settings.prefix, match_queue=settings.match_queue,
@@ -93,6 +135,29 @@ def _job_arena() -> tuple[Arena, MatchQueue]:
 # -- matches -----------------------------------------------------------------------------------
 
 
+@dataclass
+class MatchReport:
+    """What one match job did (its RQ return value, as JSON)."""
+
+    match: str
+    outcome: str
+    """``recorded``, ``duplicate`` (another run recorded it first) or ``skipped``."""
+    detail: str = ""
+    games: int = 0
+    seconds: float = 0.0
+    game_seconds: float = 0.0
+    bot_start_seconds: float = 0.0
+    record_seconds: float = 0.0
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+    forfeits: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (round(v, 4) if isinstance(v, float) else v)
+                for k, v in self.__dict__.items()}
+
+
 def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
               ctx: JobContext | None = None) -> MatchReport:
     """Play and record ``match_id`` (the body of :func:`play_match`, callable directly).
@@ -100,7 +165,7 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     ``queue`` receives the matches that recording makes due (None: the dispatcher's tick
     picks them up instead).
     """
-    ctx = ctx or context()
+    ctx = ctx or _context
     settings = ctx.settings
     metrics = ctx.metrics
     started = time.perf_counter()
@@ -139,6 +204,47 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     _count(arena, played, report)
     _log_match(match.a, match.b, played, report)
     return report
+
+
+def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
+                  schedule: Sequence[ScheduledGame], rules: Ruleset, time_limit: float,
+                  batch: int, on_game: Callable[[MatchGame], None] | None = None,
+                  on_progress: Callable[[], None] | None = None) -> PlayedMatch:
+    """Play ``schedule`` between the stored versions ``a`` and ``b``, each unpacked into a
+    private folder and sandboxed (ladder and trial matches alike). ``on_game`` gets each
+    game as it ends, ``on_progress`` is called after every decision answered (or failed)."""
+    settings = ctx.settings
+    timed = _decision_hook(ctx.metrics.observe_decision if ctx.metrics is not None else None,
+                           on_progress)
+    batch = min(batch or settings.batch, MAX_BATCH)
+    progress.expect(stall_seconds(time_limit, batch=batch, startup_timeout=settings.startup_timeout,
+                                  margin=settings.stall_margin))
+    with match_folder() as folder:
+        bots = [_unpack(arena, version, Path(folder) / side, ctx)
+                for version, side in ((a, "a"), (b, "b"))]
+        with MatchPlayer(ctx.launcher, bots[0], bots[1], rules, time_limit=time_limit,
+                         max_strikes=settings.max_strikes,
+                         bank_limits_per_game=settings.bank_limits_per_game,
+                         batch=batch,
+                         startup_timeout=settings.startup_timeout,
+                         on_decision=timed) as player:
+            return player.play(schedule, on_game=on_game)
+
+
+def _decision_hook(timed: Callable[[float], None] | None,
+                   on_progress: Callable[[], None] | None) -> Callable[[float], None]:
+    """The seats' per-decision callback: the metrics' timer, the horse's beat for its
+    worker (:mod:`tacocat.worker.progress`), then ``on_progress``."""
+    beat = progress.beat
+
+    def hook(seconds: float) -> None:
+        if timed is not None:
+            timed(seconds)
+        beat()
+        if on_progress is not None:
+            on_progress()
+
+    return hook
 
 
 LIVE_SEND_SECONDS: Final = 0.25
@@ -193,6 +299,26 @@ def _watched(step: Callable[..., None], *args: Any) -> None:
                     "its watchers miss this update)", exc)
 
 
+def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> BotSpec:
+    """Write a version's upload into ``folder`` (readable by the sandbox's own uid: the
+    parent temporary folder stays private to the worker). A trusted owner's bot (the
+    operator's own code, ``WorkerSettings.trusted_owners``) runs outside the sandbox."""
+    folder.mkdir(mode=0o755)
+    version = arena.get_version(version_id)
+    trusted = version.owner in ctx.settings.trusted_owners
+    if not trusted and ctx.settings.sandbox and ctx.settings.sandbox_problem:
+        # The host's fault, not the bot's: the job fails (nothing recorded, nobody blamed)
+        # and the match or smoke test waits for a worker that can sandbox it.
+        raise SandboxUnavailableError(
+            f"{version_id} not started: this worker cannot sandbox submitted bots "
+            f"({ctx.settings.sandbox_problem}); it waits for a worker that can")
+    unpack(version.kind, arena.version_source(version_id), folder)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    folder.chmod(0o755)
+    return BotSpec(version_id, folder, trusted=trusted)
+
+
 def _count(arena: Arena, played: PlayedMatch, report: MatchReport) -> None:
     pipe = arena.redis.pipeline(transaction=False)
     key = stats_key(arena.keys.prefix)
@@ -230,6 +356,51 @@ def _log_match(a: str, b: str, played: PlayedMatch, report: MatchReport) -> None
              faults_word + "; ".join(faults) if faults else "")
 
 
+# -- a trial's match ---------------------------------------------------------------------------
+# An unrated SPRT test (:mod:`tacocat.arena.trials`): the same RQ job, job id, lease and orphan
+# re-runs as a ladder's match (:func:`play_match` hands trial match ids here), played through
+# the same sandboxed :func:`play_versions`, recorded through :meth:`Trials.record
+# <tacocat.arena.trials.Trials.record>`, exactly once, never into a ladder. A match whose
+# trial ended (verdict, cancel) before it started is skipped; one that ends while it plays is
+# dropped at recording.
+
+
+def run_trial_match(arena: Arena, queue: MatchQueue | None, match_id: str,
+                    ctx: JobContext | None = None) -> MatchReport:
+    """Play and record one trial match; ``queue`` gets the trial's next matches."""
+    ctx = ctx or _context
+    trials = Trials(arena)
+    started = time.perf_counter()
+    try:
+        match = trials.get_match(match_id)
+        trial = trials.get(match.trial)
+    except NotFound:
+        return MatchReport(match_id, "skipped", "no such test match")
+    if match.status is not TrialMatchStatus.SCHEDULED:
+        return MatchReport(match_id, "skipped", f"the match is {match.status.value}")
+    if trial.status is not TrialStatus.RUNNING:
+        return MatchReport(match_id, "skipped", f"test {trial.id} is {trial.status.value}")
+    played = play_versions(arena, ctx, match.a, match.b, match.schedule(), STANDARD,
+                           trial.decision_seconds, 0)
+    recording = time.perf_counter()
+    result = MatchResult.from_records(played.records, match.a, match.b, recording - started,
+                                      a_seats=played.a_seats, worker=ctx.worker,
+                                      keep_replays=ctx.settings.keep_replays)
+    outcome = trials.record(match.id, result,
+                            enqueue=queue.enqueue_match if queue is not None else None)
+    ended = time.perf_counter()
+    words = {TrialMatchStatus.RECORDED: ("recorded", ""),
+             TrialMatchStatus.DROPPED: ("dropped", f"test {trial.id} ended while it played"),
+             None: ("duplicate", "another run recorded this match first")}[outcome]
+    log.info("%s %s (test %s): %s vs %s, %d games, A %d-%d-%d (W-T-L) in %.2f s", words[0],
+             match.id, trial.id, match.a, match.b, len(played.records), result.wins,
+             result.ties, result.losses, ended - started)
+    return MatchReport(match.id, *words, len(played.records), ended - started,
+                       played.timings.games, played.timings.bot_start, ended - recording,
+                       result.wins, result.ties, result.losses,
+                       {"a": result.forfeits("a"), "b": result.forfeits("b")})
+
+
 # -- smoke tests -------------------------------------------------------------------------------
 
 
@@ -248,7 +419,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
     """Play ``settings.smoke_games`` games of the new version against the house bot, through
     the same sandboxed host path as a match; activate it, or reject it with the first
     forfeit's reason. A house bot that fails raises (the worker is broken, not the bot)."""
-    ctx = ctx or context()
+    ctx = ctx or _context
     settings = ctx.settings
     try:
         version = arena.get_version(version_id)
@@ -258,7 +429,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         return SmokeReport(version_id, "skipped", f"already {version.status.value}")
     house = HOUSE_PREFIX + settings.smoke_opponent
     with match_folder("smoke") as folder:
-        candidate = unpack_version(arena, version_id, Path(folder) / "bot", ctx)
+        candidate = _unpack(arena, version_id, Path(folder) / "bot", ctx)
         empty = Path(folder) / "house"
         empty.mkdir(mode=0o755)
         opponent = BotSpec(house, empty, house, trusted=True)

@@ -42,10 +42,10 @@ from tacocat.arena import as_unavailable
 from ._folders import remove_folders_of, sweep_if_due, sweep_match_folders
 from .bounds import stall_seconds
 from .failures import STALLED_META
+from .jobs import JobContext, configure
 from .launch import Launcher, pin_to, set_parent_death_signal, worker_cpu
 from .metrics import current as current_metrics
 from .metrics import setup as setup_metrics
-from .playing import JobContext, configure
 from .progress import Progress
 from .progress import attach as attach_progress
 from .queue import MATCH_JOB, lease_key, match_of_job, stats_key
