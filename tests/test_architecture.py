@@ -32,10 +32,10 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "server": ({"engine", "protocol", "referee", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis",
                 "prometheus_client"}),
-    # The web UI sits beside the server, on the arena; of the server it uses the public
-    # metrics module (/metrics) and the bearer-token parser. The server never imports it:
-    # `tacocat serve` starts both.
-    "web": ({"engine", "protocol", "arena", "server", "web"},
+    # The web UI sits beside the server, on the arena (and its value types, tacocat.models);
+    # of the server it uses the public metrics module (/metrics) and the bearer-token parser.
+    # The server never imports it: `tacocat serve` starts both.
+    "web": ({"engine", "protocol", "models", "arena", "server", "web"},
             {"aiohttp", "redis", "prometheus_client"}),
 }
 
