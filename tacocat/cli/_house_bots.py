@@ -1,5 +1,5 @@
-"""The house bots as user bots in a ladder: what `tacocat up` submits, and `tacocat ladder
-create --house-bots` enters, as the user ``house``."""
+"""The house bots as user bots in a ladder, owned by the user ``house``: what `tacocat up`
+submits, and what `tacocat ladder create` enters unless --no-house."""
 
 from __future__ import annotations
 

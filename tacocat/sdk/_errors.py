@@ -7,10 +7,10 @@
      ├── RefereeError      the referee refused the match; carries the protocol's error code
      │    └── MatchEndedError   the referee ended the match early (repeated timeouts)
      ├── ConnectionLostError    the live connection to the referee failed or ended early
-     └── ArenaApiError     the arena server refused a call; ``status`` is the gRPC code name
-          ├── AuthError, PermissionDeniedError, NotFoundError, AlreadyExistsError,
+     └── ArenaApiError     the arena server refused a call (tacocat.sdk.arena says when)
+          ├── AuthError, PermissionDeniedError, NotFoundError, AlreadyExistsError
           ├── InvalidRequestError, RateLimitedError
-          └── ServerUnavailableError   (each is described in tacocat.sdk.arena)
+          └── ServerUnavailableError
 """
 
 from __future__ import annotations
