@@ -357,17 +357,20 @@ def _log_match(a: str, b: str, played: PlayedMatch, report: MatchReport) -> None
 
 
 # -- a trial's match ---------------------------------------------------------------------------
-# An unrated SPRT test (:mod:`tacocat.arena.trials`): the same RQ job, job id, lease and orphan
-# re-runs as a ladder's match (:func:`play_match` hands trial match ids here), played through
-# the same sandboxed :func:`play_versions`, recorded through :meth:`Trials.record
-# <tacocat.arena.trials.Trials.record>`, exactly once, never into a ladder. A match whose
-# trial ended (verdict, cancel) before it started is skipped; one that ends while it plays is
-# dropped at recording.
 
 
 def run_trial_match(arena: Arena, queue: MatchQueue | None, match_id: str,
                     ctx: JobContext | None = None) -> MatchReport:
-    """Play and record one trial match; ``queue`` gets the trial's next matches."""
+    """Play and record one match of a trial (an unrated SPRT test, :mod:`tacocat.arena.trials`);
+    ``queue`` gets the trial's next matches.
+
+    It runs as a ladder's match does (same RQ job, job id, lease and orphan re-runs:
+    :func:`play_match` hands trial match ids here), plays through the same sandboxed
+    :func:`play_versions`, and records through :meth:`Trials.record
+    <tacocat.arena.trials.Trials.record>`, exactly once, never into a ladder. A match whose
+    trial ended (verdict, cancel) before it started is skipped; one that ends while it plays
+    is dropped at recording.
+    """
     ctx = ctx or _context
     trials = Trials(arena)
     started = time.perf_counter()
