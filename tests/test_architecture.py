@@ -2,14 +2,16 @@
 
 A part that imports what it must not (the engine importing grpc, the referee importing grpc,
 the SDK importing the arena, workers and server importing each other or the SDK) fails here,
-whatever the import's position; so does a module of any part that reaches into another part's
-private modules or names, and a lab module that does.
+whatever the import's position; so does a module that reaches into another package's private
+modules or names, and an import cycle between modules, in every package under ``tacocat/``;
+and a lab module that uses a private name of the product.
 """
 
 from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,8 +30,13 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "worker": ({"engine", "protocol", "referee", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
     "server": ({"engine", "protocol", "referee", "arena", "server"},
-               {"grpc", "google", "grpc_health", "grpc_reflection", "redis", "aiohttp",
+               {"grpc", "google", "grpc_health", "grpc_reflection", "redis",
                 "prometheus_client"}),
+    # The web UI sits beside the server, on the arena (and its value types, tacocat.models);
+    # of the server it uses the public metrics module (/metrics) and the bearer-token parser.
+    # The server never imports it: `tacocat serve` starts both.
+    "web": ({"engine", "protocol", "models", "arena", "server", "web"},
+            {"aiohttp", "redis", "prometheus_client"}),
 }
 
 
@@ -100,22 +107,154 @@ def test_the_lab_uses_only_public_names_of_the_product() -> None:
         f"{sorted(LAB_THIRD_PARTY)}):\n" + "\n".join(offences)
 
 
-@pytest.mark.parametrize("part", ["engine", "protocol", "referee", "sdk", "arena", "worker",
-                                  "server", "cli"])
-def test_no_part_reaches_into_another_parts_private_names(part: str) -> None:
-    """Only a part's public API (its ``__init__``'s names, its public modules) is for others:
-    ``tacocat.sdk._feed`` or ``from tacocat.referee._loop import x`` in another part fails."""
-    offences = []
-    for path in sorted((ROOT / part).rglob("*.py")):
+PACKAGES = sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file())
+"""Every package under ``tacocat/`` (each part, and whatever else lives there)."""
+
+
+def test_every_part_has_its_rules() -> None:
+    missing = set(PACKAGES) - {"cli"} - set(ALLOWED)  # the command may import everything
+    assert not missing, f"packages under tacocat/ without a row in ALLOWED: {sorted(missing)}"
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the tacocat package by dotted name (packages by their own name)."""
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
         if path.name.endswith(("_pb2.py", "_pb2_grpc.py")):
             continue
-        for line, name in imports_of(path, names=True):
-            pieces = name.split(".")
-            if pieces[0] != "tacocat" or len(pieces) < 3 or pieces[1] == part:
-                continue
-            if any(piece.startswith("_") for piece in pieces[2:]):
-                offences.append(f"{path.relative_to(ROOT.parent)}:{line} imports {name}")
-    assert not offences, "private to another part:\n" + "\n".join(offences)
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(module: str) -> Iterator[tuple[int, str]]:
+    """(line, target) for every import of ``module`` anywhere in it (a function-level import
+    is an import too): absolute and relative, each ``from X import y`` as module ``X.y`` when
+    that is a module, else as ``X`` and as the name ``X.y``."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                yield node.lineno, f"{target}.{alias.name}"
+
+
+def _owner_module(target: str) -> str | None:
+    """The tacocat module that ``target`` (a module, or a name in one) is or lives in."""
+    while target and target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def _module_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name in MODULES:
+        for _, target in _imported(name):
+            owner = _owner_module(target)
+            if owner is not None and owner != name:
+                graph[name].add(owner)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycles_between_modules(package: str) -> None:
+    """Modules import one way: a shared piece lives in a module both sides import, never in
+    one of two modules that import each other (not even through a function-level import)."""
+    prefix = f"tacocat.{package}"
+    mine = [cycle for cycle in _cycles(_module_graph())
+            if any(m == prefix or m.startswith(prefix + ".") for m in cycle)]
+    assert not mine, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in mine)
+
+
+def _private_owner(target: str) -> str | None:
+    """The package whose private piece ``target`` names (``tacocat.arena`` for
+    ``tacocat.arena._valkey`` or ``tacocat.arena.keys._split``), or None if it is public.
+    A private name is its package's: sibling modules may share it."""
+    pieces = target.split(".")
+    for at, piece in enumerate(pieces[1:], 1):
+        if piece.startswith("_") and not piece.startswith("__"):
+            holder = ".".join(pieces[:at])
+            is_package = holder in MODULES and MODULES[holder].name == "__init__.py"
+            return holder if is_package else holder.rpartition(".")[0]
+    return None
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_package_imports_another_packages_private_modules(package: str) -> None:
+    """Only a package's public API (its ``__init__``'s names, its public modules and their
+    public names) is for others: ``tacocat.sdk._loader`` or ``from tacocat.referee._loop
+    import x`` outside ``tacocat.sdk`` / ``tacocat.referee`` fails, in every package."""
+    prefix = f"tacocat.{package}"
+    offences = []
+    for name, path in MODULES.items():
+        if not (name == prefix or name.startswith(prefix + ".")):
+            continue
+        for line, target in _imported(name):
+            owner = _private_owner(target) if target.startswith("tacocat.") else None
+            if owner is not None and not (name == owner or name.startswith(owner + ".")):
+                offences.append(f"{path.relative_to(ROOT.parent)}:{line} imports {target}")
+    assert not offences, "private to another package:\n" + "\n".join(offences)
 
 
 def test_the_sdk_exports_what_a_bot_author_needs_and_no_referee() -> None:

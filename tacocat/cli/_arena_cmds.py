@@ -13,7 +13,6 @@ then says on stderr). A token given empty is an error.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import os
@@ -28,7 +27,6 @@ from tacocat.engine import EngineError, Ruleset
 from tacocat.sdk import DEFAULT_ADDRESS, SdkError, Tls
 from tacocat.sdk.arena import (
     SAVED_ADMIN_TOKEN,
-    AlreadyExistsError,
     ArenaClient,
     AuthError,
     LadderStatus,
@@ -38,6 +36,7 @@ from tacocat.sdk.arena import (
     VersionStatus,
 )
 
+from ._house_bots import add_house_bots
 from ._logs_cmds import add_arguments as add_log_arguments
 from ._logs_cmds import show_logs
 from ._output import SayReconnecting, plural, table
@@ -319,22 +318,6 @@ def _ladder_create(args: argparse.Namespace, client: ArenaClient) -> int:
 def _batch(batch: int) -> str:
     return f"{plural(batch, 'game')} at once" if batch else \
         "the workers' batch of games at once"
-
-
-def add_house_bots(admin: ArenaClient, ladder: str, tls: Tls | None) -> list[str]:
-    """Enter the house bots in ``ladder`` as the user ``house`` (created if missing), the
-    way `tacocat up` does, through a token made for this and revoked right after."""
-    # Imported here: _up imports this module for its output helpers.
-    from ._up import HOUSE_USER, submit_house_bots  # noqa: PLC0415
-
-    with contextlib.suppress(AlreadyExistsError):
-        admin.create_user(HOUSE_USER)
-    made = admin.create_token(HOUSE_USER, label=f"house bots for ladder {ladder}")
-    try:
-        with ArenaClient(admin.address, made.token, tls=tls) as house:
-            return submit_house_bots(house, ladder)
-    finally:
-        admin.revoke_token(made.info.id, HOUSE_USER)
 
 
 def _ladder_join(args: argparse.Namespace, client: ArenaClient) -> int:

@@ -19,8 +19,9 @@ from tacocat.sdk import SdkError
 from tacocat.sdk.loader import load_bot_class
 
 from ._output import Progress, plural, table
-from ._play_jobs import JobPool, MatchPlan, PlayedRun, default_jobs
+from ._play_jobs import JobPool, PlayedRun, default_jobs
 from ._play_logs import describe_printed
+from ._play_plan import MatchPlan
 from ._play_seats import SeatError
 from ._worker import add_bot_limits, bot_limits
 

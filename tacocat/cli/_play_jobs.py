@@ -21,41 +21,14 @@ import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from tacocat.engine import Bot, MatchGame, Ruleset, duplicate_pairs
+from tacocat.engine import MatchGame, duplicate_pairs
 from tacocat.referee import play_match
 
 from ._play_logs import Printed
+from ._play_plan import MatchPlan
 from ._play_seats import LocalSeats
-
-if TYPE_CHECKING:
-    from tacocat.worker.launch import Launcher
-
-
-@dataclass(frozen=True)
-class MatchPlan:
-    """What every process needs to play its part of a match."""
-
-    bots: tuple[Callable[[], Bot], Callable[[], Bot]]
-    """What makes each side's bot, for a side played in this process."""
-    specs: tuple[str, str]
-    """Each side as given (``house:NAME`` or ``path/to/bot.py[:Class]``): what a bot
-    process is started with."""
-    names: tuple[str, str]
-    seed: str
-    rules: Ruleset
-    batch: int
-    time_limit: float | None
-    logs: Path | None = None
-    """Where each game's bot output goes (``--logs``), if anywhere."""
-    keep_records: bool = False
-    """Whether the games' replay records are wanted (``--replay``)."""
-    launcher: Launcher | None = None
-    """The worker's launcher, sandbox and limits (``--sandbox``); ``None``: plain processes."""
-    show_output: bool = False
-    """Copy what the bots print to stderr as they print it (``--show-output``)."""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from tacocat.sdk.loader import split_spec
 from ._play_logs import Printed, SideOutput, StreamLog, logged
 
 if TYPE_CHECKING:
-    from ._play_jobs import MatchPlan
+    from ._play_plan import MatchPlan
 
 SIDES = ("A", "B")
 

@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         TokenTable,
         serve,
     )
+    from tacocat.web import WebError  # noqa: PLC0415
 
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         run_async(_with_web(serve(server, grace=args.grace, ready=ready), args, arena))
-    except ServerError as exc:
+    except (ServerError, WebError) as exc:
         print(f"tacocat serve: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -173,7 +174,7 @@ async def _with_web(serving: Coroutine[Any, Any, None], args: argparse.Namespace
     if args.no_web or arena.arena is None:
         await serving
         return
-    from tacocat.server.web import WebServer  # noqa: PLC0415
+    from tacocat.web import WebServer  # noqa: PLC0415
 
     web = WebServer(arena.arena, arena.redis_url, host=args.host, port=args.web_port)
     try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import hashlib
 import os
 import queue
 import re
@@ -31,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TextIO
 
-from tacocat.engine import HOUSE_BOTS
 from tacocat.sdk import DEFAULT_PORT, SdkError
 from tacocat.sdk.arena import (
     ADMIN_TOKEN_FILE,
@@ -41,11 +39,11 @@ from tacocat.sdk.arena import (
     AuthError,
     LadderStatus,
     LeaderboardUpdate,
-    NotFoundError,
     VersionStatus,
 )
 
 from ._arena_cmds import leaderboard_text, status_line
+from ._house_bots import HOUSE_USER, submit_house_bots
 from ._output import plural
 
 DESCRIPTION = f"""\
@@ -72,8 +70,6 @@ examples:
   tacocat up --ladder bigger --games-per-pairing 4000 --workers 2
 """
 
-HOUSE_USER: Final = "house"
-HOUSE_DEMO_BOTS: Final = ("random", "greedy", "strong")
 HOUSE_TOKEN_FILE: Final = "house.token"
 _LISTENING: Final = re.compile(r"referee listening on (\S+)")
 _PR_SET_PDEATHSIG: Final = 1
@@ -420,42 +416,6 @@ def house_token(admin: ArenaClient, data_dir: Path) -> str:
     token = admin.create_token(HOUSE_USER, label="tacocat up").token
     write_token_file(path, token)
     return token
-
-
-def house_source(name: str) -> bytes:
-    """A bot file that plays house bot ``name``: what `tacocat up` submits."""
-    return (
-        f'"""The house bot {name!r}, submitted as a user bot by `tacocat up`."""\n\n'
-        "from tacocat.engine import house_bot\n\n"
-        f"_House = type(house_bot({name!r}))\n\n\n"
-        "class HouseBot(_House):  # type: ignore[misc, valid-type]\n"
-        f'    """House bot {name}, unchanged."""\n'
-    ).encode()
-
-
-def submit_house_bots(client: ArenaClient, ladder: str) -> list[str]:
-    """Submit each house bot unless this very code is already in (pending or active), and
-    make sure each is in ``ladder``; the version ids that should play."""
-    wanted = [name for name in HOUSE_DEMO_BOTS if name in HOUSE_BOTS]
-    versions: list[str] = []
-    for name in wanted:
-        source = house_source(name)
-        digest = hashlib.sha256(source).hexdigest()
-        try:
-            existing = client.list_versions(f"{HOUSE_USER}/{name}")
-        except NotFoundError:
-            existing = []
-        same = [v for v in existing
-                if v.sha256 == digest and v.status is not VersionStatus.REJECTED]
-        if same:
-            versions.append(same[-1].id)
-            with contextlib.suppress(AlreadyExistsError):
-                client.join(ladder, name)
-            continue
-        done = client.submit_bytes(f"{name}.py", source, name, ladder)
-        versions.append(done.version.id)
-    print(f"house bots: {', '.join(versions)}", flush=True)
-    return versions
 
 
 def wait_for_smoke_tests(client: ArenaClient, versions: list[str], arena: LocalArena,

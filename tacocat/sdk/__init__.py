@@ -56,27 +56,32 @@ from tacocat.engine import (
 )
 
 from ._errors import (
+    AlreadyExistsError,
+    ArenaApiError,
+    AuthError,
     BotLoadError,
     ConnectionLostError,
+    InvalidRequestError,
     MatchEndedError,
+    NotFoundError,
+    PermissionDeniedError,
     ProtocolError,
+    RateLimitedError,
     RefereeError,
     SdkError,
+    ServerUnavailableError,
 )
 
 # What the package imports on first use (__getattr__), by module (relative to this package,
 # or absolute). The TYPE_CHECKING imports below must say the same
 # (tests/sdk/test_lazy_imports.py checks).
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
-    "._arena_client": (  # grpc
-        "AlreadyExistsError", "ArenaApiError", "ArenaClient", "AuthError",
-        "InvalidRequestError", "NotFoundError", "PermissionDeniedError", "RateLimitedError",
-        "ServerUnavailableError",
-    ),
+    "._arena_client": ("ArenaClient",),  # grpc
     "._live": ("LIVE", "connect", "connect_async"),  # grpc
     ".loader": ("load_bot", "load_bot_file"),
     "._local": ("play_local",),
-    "._session": ("GameResult", "time_left"),
+    "._game_result": ("GameResult",),
+    "._session": ("time_left",),
     "._tls": ("Tls",),  # grpc
     "tacocat.protocol": ("DEFAULT_ADDRESS", "DEFAULT_PORT", "DEFAULT_TIME_LIMIT"),
 }
@@ -86,20 +91,11 @@ _LAZY: dict[str, str] = {name: module for module, names in _LAZY_MODULES.items()
 if TYPE_CHECKING:
     from tacocat.protocol import DEFAULT_ADDRESS, DEFAULT_PORT, DEFAULT_TIME_LIMIT
 
-    from ._arena_client import (
-        AlreadyExistsError,
-        ArenaApiError,
-        ArenaClient,
-        AuthError,
-        InvalidRequestError,
-        NotFoundError,
-        PermissionDeniedError,
-        RateLimitedError,
-        ServerUnavailableError,
-    )
+    from ._arena_client import ArenaClient
+    from ._game_result import GameResult
     from ._live import LIVE, connect, connect_async
     from ._local import play_local
-    from ._session import GameResult, time_left
+    from ._session import time_left
     from ._tls import Tls
     from .loader import load_bot, load_bot_file
 else:

@@ -62,7 +62,17 @@ from ._arena_types import (
     TokenInfo,
     UserInfo,
 )
-from ._errors import SdkError
+from ._errors import (
+    AlreadyExistsError,
+    ArenaApiError,
+    AuthError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
+    SdkError,
+    ServerUnavailableError,
+)
 from ._follow import Reconnecting, reconnecting
 from ._logs_types import MatchLogs
 from ._tls import Tls, TlsOption, connect_hint, resolve_tls
@@ -92,51 +102,6 @@ _T = TypeVar("_T")
 
 
 # ------------------------------------------------------------------------------- errors
-
-
-class ArenaApiError(SdkError):
-    """The arena server refused a call. ``status`` is the gRPC status code name
-    (``"NOT_FOUND"``), ``message`` the server's explanation."""
-
-    def __init__(self, status: str, message: str) -> None:
-        self.status = status
-        self.message = message
-        super().__init__(message)
-
-
-class AuthError(ArenaApiError):
-    """No token where one is needed, or the token is unknown, revoked or malformed."""
-
-
-class PermissionDeniedError(ArenaApiError):
-    """The token is fine, but its user may not do this (not an admin, not the owner)."""
-
-
-class NotFoundError(ArenaApiError, LookupError):
-    """No such user, bot, version, ladder or match."""
-
-
-class AlreadyExistsError(ArenaApiError):
-    """The name is taken, the bot is in the ladder already, the file was submitted before."""
-
-
-class InvalidRequestError(ArenaApiError, ValueError):
-    """A malformed name, setting or upload (the message names the rule), or a request the
-    stored state does not allow now."""
-
-
-class ServerUnavailableError(ArenaApiError):
-    """The server cannot be reached, timed out, is shutting down, or lost its Redis;
-    retrying later may work."""
-
-
-class RateLimitedError(ArenaApiError):
-    """Too many calls of a kind (submissions) too fast: the message says when to retry;
-    ``retry_after`` is that wait in seconds (None if the server did not say)."""
-
-    def __init__(self, status: str, message: str, retry_after: float | None = None) -> None:
-        super().__init__(status, message)
-        self.retry_after = retry_after
 
 
 _ERRORS: Final[dict[grpc.StatusCode, type[ArenaApiError]]] = {

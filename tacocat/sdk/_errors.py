@@ -7,7 +7,10 @@
      ├── RefereeError      the referee refused the match; carries the protocol's error code
      │    └── MatchEndedError   the referee ended the match early (repeated timeouts)
      ├── ConnectionLostError    the live connection to the referee failed or ended early
-     └── ArenaApiError     the arena server refused a call (see tacocat.sdk.arena)
+     └── ArenaApiError     the arena server refused a call (tacocat.sdk.arena says when)
+          ├── AuthError, PermissionDeniedError, NotFoundError, AlreadyExistsError
+          ├── InvalidRequestError, RateLimitedError
+          └── ServerUnavailableError
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 from tacocat import protocol
 
 if TYPE_CHECKING:
-    from ._session import GameResult
+    from ._game_result import GameResult
 
 
 class SdkError(Exception):
@@ -66,3 +69,48 @@ class ConnectionLostError(SdkError):
         self.results: list[GameResult] = []
         """The games finished before the stream failed (from :func:`~tacocat.sdk.connect`)."""
         super().__init__(message if status is None else f"{message} (gRPC {status})")
+
+
+class ArenaApiError(SdkError):
+    """The arena server refused a call. ``status`` is the gRPC status code name
+    (``"NOT_FOUND"``), ``message`` the server's explanation."""
+
+    def __init__(self, status: str, message: str) -> None:
+        self.status = status
+        self.message = message
+        super().__init__(message)
+
+
+class AuthError(ArenaApiError):
+    """No token where one is needed, or the token is unknown, revoked or malformed."""
+
+
+class PermissionDeniedError(ArenaApiError):
+    """The token is fine, but its user may not do this (not an admin, not the owner)."""
+
+
+class NotFoundError(ArenaApiError, LookupError):
+    """No such user, bot, version, ladder or match."""
+
+
+class AlreadyExistsError(ArenaApiError):
+    """The name is taken, the bot is in the ladder already, the file was submitted before."""
+
+
+class InvalidRequestError(ArenaApiError, ValueError):
+    """A malformed name, setting or upload (the message names the rule), or a request the
+    stored state does not allow now."""
+
+
+class ServerUnavailableError(ArenaApiError):
+    """The server cannot be reached, timed out, is shutting down, or lost its Redis;
+    retrying later may work."""
+
+
+class RateLimitedError(ArenaApiError):
+    """Too many calls of a kind (submissions) too fast: the message says when to retry;
+    ``retry_after`` is that wait in seconds (None if the server did not say)."""
+
+    def __init__(self, status: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(status, message)
+        self.retry_after = retry_after

@@ -21,7 +21,8 @@ from tacocat.protocol import (
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ConnectionLostError, MatchEndedError, ProtocolError, RefereeError, SdkError
-from ._session import BotSession, GameResult
+from ._game_result import GameResult
+from ._session import BotSession
 from ._tls import TlsOption, connect_hint, resolve_tls
 from .loader import name_of
 

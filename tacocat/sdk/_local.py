@@ -7,7 +7,7 @@ from collections.abc import Callable
 from tacocat.engine import STANDARD, Bot, Ruleset, duplicate_pairs
 from tacocat.referee import play_in_process
 
-from ._session import GameResult
+from ._game_result import GameResult
 from .loader import load_bot_class, name_of
 
 

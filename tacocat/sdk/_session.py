@@ -12,16 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tacocat import protocol
 from tacocat.engine import (
     Bot,
     BotDriver,
-    GameRecord,
-    Outcome,
-    Round,
     bot_factory,
     describe_exception,
 )
@@ -29,6 +25,7 @@ from tacocat.protocol import ObservationDecoder
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import ProtocolError, RefereeError
+from ._game_result import GameResult
 from ._own_time import own_elapsed, own_start
 
 if TYPE_CHECKING:
@@ -52,38 +49,6 @@ def time_left() -> float | None:
     """
     deadline = _deadline.get()
     return None if deadline is None else max(0.0, deadline - time.monotonic())
-
-
-@dataclass(frozen=True, slots=True)
-class GameResult:
-    """One finished game from this bot's seat."""
-
-    game: int
-    seat: int
-    opponent: str
-    outcome: Outcome
-    rounds: tuple[Round, ...]
-    """The game's public rounds (no decks)."""
-    record: GameRecord | None = None
-    """The full replay record, where this side has it (local play)."""
-
-    @property
-    def won(self) -> bool:
-        return self.outcome.winner == self.seat
-
-    @property
-    def lost(self) -> bool:
-        return self.outcome.winner is not None and self.outcome.winner != self.seat
-
-    @property
-    def score(self) -> float:
-        """1 for a win, 0.5 for a draw or an aborted game, 0 for a loss."""
-        return 0.5 if self.outcome.winner is None else float(self.won)
-
-    @property
-    def forfeited(self) -> bool:
-        """Whether this bot forfeited (timeout, illegal action, crash, ...)."""
-        return self.outcome.offender == self.seat
 
 
 class _Game:

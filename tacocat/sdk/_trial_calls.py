@@ -12,11 +12,9 @@ from tacocat.engine.sprt import Sprt
 from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
 
+from ._errors import ArenaApiError, ServerUnavailableError
 from ._follow import Reconnecting, reconnecting
 from ._trial_types import Trial
-
-if TYPE_CHECKING:
-    from ._arena_client import ArenaApiError
 
 _T = TypeVar("_T")
 
@@ -69,8 +67,6 @@ class TrialCalls:
         finally:
             call.cancel()
         if trial is not None and trial.status.open:  # the server shut down cleanly
-            from ._arena_client import ServerUnavailableError  # noqa: PLC0415 - a cycle
-
             raise ServerUnavailableError("UNAVAILABLE", f"the server ended the watch of test "
                                          f"{trial_id} while it runs; reconnect")
 

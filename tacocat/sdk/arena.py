@@ -26,15 +26,7 @@ from ._arena_client import (
     SERVER_ENV,
     TOKEN_ENV,
     TOKEN_FILE_ENV,
-    AlreadyExistsError,
-    ArenaApiError,
     ArenaClient,
-    AuthError,
-    InvalidRequestError,
-    NotFoundError,
-    PermissionDeniedError,
-    RateLimitedError,
-    ServerUnavailableError,
     bot_name_for,
     find_token,
     is_local_address,
@@ -61,6 +53,16 @@ from ._arena_types import (
     TokenInfo,
     UserInfo,
     VersionStatus,
+)
+from ._errors import (
+    AlreadyExistsError,
+    ArenaApiError,
+    AuthError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
+    ServerUnavailableError,
 )
 from ._logs_types import BotLog, MatchLogs
 from ._trial_types import Trial, TrialStatus

@@ -4,9 +4,10 @@ With an arena (Redis), the same port serves ``tacocat.v1.Arena`` (``proto/tacoca
 arena.proto``, :class:`ArenaService`): users and tokens, submissions, ladders, leaderboards.
 
 A client streams ``Referee.Play`` (``proto/tacocat/v1/game.proto``) to play a match against
-a house bot or, with a token, against another live client. The referee drives the engine's
-``Table`` through the SDK's shared loop, gives each decision a time limit, and turns every
-timeout, illegal action, malformed message and disconnect into a forfeit of that game alone.
+a house bot or, with a token, against another live client. The match is played by the one
+match loop (:mod:`tacocat.referee`, the client on a ``LiveSeat``), which gives each decision a
+time limit and turns every timeout, illegal action, malformed message and disconnect into a
+forfeit of that game alone.
 Health checking and reflection are on; every finished game's replay record goes to the
 record sinks.
 

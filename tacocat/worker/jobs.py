@@ -1,4 +1,4 @@
-"""The RQ jobs: play one match, smoke-test one new version.
+"""The RQ jobs: play one match (a ladder's or a trial's), smoke-test one new version.
 
 A match job (:func:`play_match`, the body is :func:`run_match`):
 
@@ -46,7 +46,7 @@ from tacocat.arena import (
     VersionStatus,
     unpack,
 )
-from tacocat.arena.trials import is_trial_match
+from tacocat.arena.trials import TrialMatchStatus, Trials, TrialStatus, is_trial_match
 from tacocat.engine import (
     STANDARD,
     GameRecord,
@@ -104,11 +104,9 @@ def context() -> JobContext:
 
 def play_match(match_id: str) -> dict[str, Any]:
     """RQ job: play and record one match (see the module docs); a trial's match (an
-    unrated test, :mod:`tacocat.worker.trial_jobs`) has the same job, ids and lease."""
+    unrated test, :func:`run_trial_match`) has the same job, ids and lease."""
     arena, queue = _job_arena()
     if is_trial_match(match_id):
-        from .trial_jobs import run_trial_match  # noqa: PLC0415 - it imports this module
-
         report = run_trial_match(arena, queue, match_id, _context)
         return report.to_json()
     return run_match(arena, queue, match_id, _context).to_json()
@@ -356,6 +354,54 @@ def _log_match(a: str, b: str, played: PlayedMatch, report: MatchReport) -> None
              report.games, report.wins, report.ties, report.losses, report.seconds,
              report.game_seconds, report.bot_start_seconds, report.record_seconds,
              faults_word + "; ".join(faults) if faults else "")
+
+
+# -- a trial's match ---------------------------------------------------------------------------
+
+
+def run_trial_match(arena: Arena, queue: MatchQueue | None, match_id: str,
+                    ctx: JobContext | None = None) -> MatchReport:
+    """Play and record one match of a trial (an unrated SPRT test, :mod:`tacocat.arena.trials`);
+    ``queue`` gets the trial's next matches.
+
+    It runs as a ladder's match does (same RQ job, job id, lease and orphan re-runs:
+    :func:`play_match` hands trial match ids here), plays through the same sandboxed
+    :func:`play_versions`, and records through :meth:`Trials.record
+    <tacocat.arena.trials.Trials.record>`, exactly once, never into a ladder. A match whose
+    trial ended (verdict, cancel) before it started is skipped; one that ends while it plays
+    is dropped at recording.
+    """
+    ctx = ctx or _context
+    trials = Trials(arena)
+    started = time.perf_counter()
+    try:
+        match = trials.get_match(match_id)
+        trial = trials.get(match.trial)
+    except NotFound:
+        return MatchReport(match_id, "skipped", "no such test match")
+    if match.status is not TrialMatchStatus.SCHEDULED:
+        return MatchReport(match_id, "skipped", f"the match is {match.status.value}")
+    if trial.status is not TrialStatus.RUNNING:
+        return MatchReport(match_id, "skipped", f"test {trial.id} is {trial.status.value}")
+    played = play_versions(arena, ctx, match.a, match.b, match.schedule(), STANDARD,
+                           trial.decision_seconds, 0)
+    recording = time.perf_counter()
+    result = MatchResult.from_records(played.records, match.a, match.b, recording - started,
+                                      a_seats=played.a_seats, worker=ctx.worker,
+                                      keep_replays=ctx.settings.keep_replays)
+    outcome = trials.record(match.id, result,
+                            enqueue=queue.enqueue_match if queue is not None else None)
+    ended = time.perf_counter()
+    words = {TrialMatchStatus.RECORDED: ("recorded", ""),
+             TrialMatchStatus.DROPPED: ("dropped", f"test {trial.id} ended while it played"),
+             None: ("duplicate", "another run recorded this match first")}[outcome]
+    log.info("%s %s (test %s): %s vs %s, %d games, A %d-%d-%d (W-T-L) in %.2f s", words[0],
+             match.id, trial.id, match.a, match.b, len(played.records), result.wins,
+             result.ties, result.losses, ended - started)
+    return MatchReport(match.id, *words, len(played.records), ended - started,
+                       played.timings.games, played.timings.bot_start, ended - recording,
+                       result.wins, result.ties, result.losses,
+                       {"a": result.forfeits("a"), "b": result.forfeits("b")})
 
 
 # -- smoke tests -------------------------------------------------------------------------------

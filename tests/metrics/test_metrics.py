@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tacocat.arena import MatchStatus
 from tacocat.server.metrics import ArenaCollector, ServerMetrics, exported_metric_names
-from tacocat.server.web import WebServer
+from tacocat.web import WebServer
 from tacocat.worker import worker_stats
 from tacocat.worker.metrics import WORKER_METRICS, WorkerMetrics
 from tacocat.worker.queue import lease_key

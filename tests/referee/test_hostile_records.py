@@ -23,7 +23,7 @@ from tacocat.engine.bots import GreedyBot
 from tacocat.protocol.logs import BotLog, shown_as_text
 from tacocat.referee import HostProcess, InProcessSeat, PlayedMatch, ProcessSeat, play_match
 from tacocat.sdk import arena as sdk_arena
-from tacocat.server.web._logs_view import logs_panel
+from tacocat.web._logs_view import logs_panel
 
 SECRET = "/tmp/tacocat-match-4242-q/a boot=6f1c uid=1600000007"
 

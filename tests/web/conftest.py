@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import redis as redis_py
 
-from tacocat.server.web import WebServer, WebSettings
-from tacocat.server.web._app import HUB
+from tacocat.web import WebServer, WebSettings
+from tacocat.web._app import HUB
 
 from ..cli.helpers import ArenaProcesses
 from .data import Ladder, make_ladder

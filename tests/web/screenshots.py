@@ -17,7 +17,7 @@ import redis as redis_py
 from tacocat.arena import Match, decompress_replays
 from tacocat.arena._valkey import EmbeddedValkey
 from tacocat.engine import Reason
-from tacocat.server.web import WebServer, replay_view
+from tacocat.web import WebServer, replay_view
 
 from .conftest import CHROMIUM, CHROMIUM_ARGS
 from .data import Ladder, make_ladder

@@ -12,6 +12,7 @@ import gzip
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,8 +27,8 @@ import redis as redis_py
 from aiohttp.test_utils import TestClient, TestServer
 
 from tacocat.arena import MatchStatus
-from tacocat.server.web import CSP, WebServer, WebSettings, create_app
-from tacocat.server.web._ladders import recent_fragment
+from tacocat.web import CSP, WebError, WebServer, WebSettings, WebStartError, create_app
+from tacocat.web._ladders import recent_fragment
 
 from .data import (
     HOSTILE,
@@ -393,6 +394,34 @@ def test_stopping_the_server_ends_open_event_streams(ladder: Ladder, redis_url: 
             return time.monotonic() - started
 
     assert asyncio.run(main()) < 2.0
+
+
+def test_a_taken_port_is_a_web_start_error_naming_it(ladder: Ladder, redis_url: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        async def main() -> None:
+            await WebServer(ladder.arena, redis_url, port=port).start()
+
+        with pytest.raises(WebStartError, match=f"web UI cannot listen on 127.0.0.1:{port}"):
+            asyncio.run(main())
+    assert issubclass(WebStartError, WebError)
+
+
+def test_tacocat_serve_says_when_the_web_port_is_taken(redis_url: str, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "tacocat.cli", "serve", "--port", "0", "--web-port",
+             str(port), "--redis-url", redis_url, "--data-dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    assert f"tacocat serve: web UI cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_tacocat_serve_runs_the_web_ui(redis_url: str, redis: redis_py.Redis,

@@ -14,8 +14,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from tacocat.arena import GameResult, MatchResult
 from tacocat.arena.history import rating_history
 from tacocat.engine import Reason
-from tacocat.server.web import WebSettings, create_app
-from tacocat.server.web._data import CROSSTABLE_LIMIT, STANDINGS_PER_PAGE
+from tacocat.web import WebSettings, create_app
+from tacocat.web._data import CROSSTABLE_LIMIT, STANDINGS_PER_PAGE
 from tests.arena.helpers import make_field, stub_ladder
 
 BOTS = 60

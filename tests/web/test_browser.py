@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tacocat.server.web._data import RECENT_MATCHES
+from tacocat.web._data import RECENT_MATCHES
 
 from .conftest import ServerThread
 from .data import (

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tacocat.arena import decompress_replays
-from tacocat.server.web import WebServer, WebSettings
+from tacocat.web import WebServer, WebSettings
 
 from .conftest import ServerThread
 from .data import Ladder, make_ladder

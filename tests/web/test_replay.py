@@ -19,7 +19,7 @@ from tacocat.engine import (
 )
 from tacocat.engine.bots import GreedyBot
 from tacocat.referee import play_in_process
-from tacocat.server.web import replay_view
+from tacocat.web import replay_view
 
 
 def kinds(view: dict[str, Any]) -> list[str]:

@@ -132,7 +132,7 @@ def _measure(arena: Arena, queue: list[str], repeat: int) -> dict[str, Any]:
     from tacocat.arena.ratings import fit_arrays  # noqa: PLC0415
     from tacocat.arena.recording import record_match  # noqa: PLC0415
     from tacocat.engine import Reason  # noqa: PLC0415
-    from tacocat.server.web import LadderView, Static, ladder_page, load_ladder  # noqa: PLC0415
+    from tacocat.web import LadderView, Static, ladder_page, load_ladder  # noqa: PLC0415
 
     redis, keys = arena.redis, arena.keys
 

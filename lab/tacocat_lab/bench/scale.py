@@ -361,7 +361,7 @@ class _Run:
         return self._check_convergence()
 
     def _page_render_ms(self) -> dict[str, float]:
-        from tacocat.server.web import LadderView, Static, ladder_page, load_ladder  # noqa: PLC0415
+        from tacocat.web import LadderView, Static, ladder_page, load_ladder  # noqa: PLC0415
 
         last = LadderView(page=10**5, block=10**5)  # clamped to the last ones
         static = Static()

@@ -49,15 +49,15 @@ from aiohttp import web
 from tacocat.arena import Arena, ArenaError, MatchStatus, NotFound, RedisUnavailable
 from tacocat.arena.history import rating_history
 from tacocat.engine import RecordError
+from tacocat.server.metrics import unsandboxed_workers
 
-from ..metrics import unsandboxed_workers
 from . import _data, _people, _render
 from ._live import LiveHub
 from ._logs_view import PRIVATE_HEADERS, api_match_logs, logs_panel, requested_logs
 from ._metrics import add_metrics_route
 from ._trials import add_trial_routes
 
-log = logging.getLogger("tacocat.server.web")
+log = logging.getLogger("tacocat.web")
 
 _T = TypeVar("_T")
 

@@ -17,8 +17,8 @@ from aiohttp import web
 
 from tacocat.arena import Arena
 
-from .._errors import StartError
 from ._app import WebSettings, create_app
+from ._errors import WebStartError
 
 
 class WebServer:
@@ -48,7 +48,7 @@ class WebServer:
             await site.start()
         except OSError as exc:
             await runner.cleanup()
-            raise StartError(f"web UI cannot listen on {self.host}:{self.port}: "
+            raise WebStartError(f"web UI cannot listen on {self.host}:{self.port}: "
                              f"{exc.strerror or exc}") from exc
         self._runner = runner
         for address in runner.addresses:

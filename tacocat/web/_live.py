@@ -28,7 +28,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-log = logging.getLogger("tacocat.server.web")
+log = logging.getLogger("tacocat.web")
 
 Render = Callable[[str, Hashable], Awaitable[dict[str, Any]]]
 """(ladder name, view) -> the update to send (JSON-ready; has ``version``). The view is

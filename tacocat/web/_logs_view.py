@@ -18,8 +18,8 @@ from aiohttp import web
 
 from tacocat.arena import Arena, MatchLog, PermissionDenied, Unauthenticated
 from tacocat.protocol.logs import shown_as_text, split_games
+from tacocat.server import token_from_metadata
 
-from .._auth import token_from_metadata
 from ._html import Html, join, tag
 
 PRIVATE_HEADERS = {"Cache-Control": "private, no-store", "Referrer-Policy": "no-referrer"}

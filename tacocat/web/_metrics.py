@@ -11,8 +11,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
 from tacocat.arena import Arena
-
-from ..metrics import ArenaCollector, server_metrics
+from tacocat.server.metrics import ArenaCollector, server_metrics
 
 REGISTRIES: web.AppKey[tuple[CollectorRegistry, ...]] = web.AppKey("metrics", tuple)
 
