@@ -85,7 +85,7 @@ def leaderboard_to_pb(board: Leaderboard) -> apb.Leaderboard:
                           computed_at=board.computed_at)
     for rank, s in enumerate(board.standings, 1):
         line = msg.standings.add(
-            rank=rank, version=s.version, bot=s.bot, owner=s.bot.partition("/")[0],
+            rank=rank, version=s.version, bot=s.bot, owner=s.owner,
             active=s.active, elo=s.elo, matches=s.matches, games=s.games, wins=s.wins,
             ties=s.ties, losses=s.losses, aborted=s.aborted)
         if s.rating is not None:

@@ -12,8 +12,8 @@ import redis as redis_py
 
 from tacocat.arena import (
     FailedPrecondition,
-    MatchGameResult,
     InvalidArgument,
+    MatchGameResult,
     MatchResult,
     NotFound,
     PermissionDenied,
