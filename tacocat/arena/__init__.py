@@ -14,12 +14,35 @@ Everything lives in Redis (the connection is always passed in; keys are namespac
     arena.record_match(match_id, result)       # exactly once; refits the standings
     arena.leaderboard("main")
 
-Modules: :mod:`~.models` (domain types), :mod:`~.submissions` (upload checks),
+The value types it stores and returns (``BotInfo``, ``Ladder``, ``Match``, ``MatchResult``,
+``Leaderboard``, ...) are :mod:`tacocat.models`'s, shared with the SDK; they are re-exported
+here for the arena's callers.
+
+Modules: :mod:`~.ids` (names and ids), :mod:`~.submissions` (upload checks),
 :mod:`~.users`, :mod:`~.bots`, :mod:`~.ladders`, :mod:`~.matches`, :mod:`~.scheduler`,
 :mod:`~.recording` (the exactly-once script), :mod:`~.standings`, :mod:`~.ratings`,
 :mod:`~.results`, :mod:`~.dispatch`, :mod:`~.ratelimit`, :mod:`~.errors`. The Redis a command
 runs on: :class:`EmbeddedValkey` (a private server) or :func:`redis_url_or_embedded`.
 """
+
+from tacocat.models import (
+    BotInfo,
+    BotVersion,
+    Entry,
+    Ladder,
+    LadderStatus,
+    Leaderboard,
+    Match,
+    MatchGameResult,
+    MatchResult,
+    MatchStatus,
+    PairStanding,
+    Standing,
+    TokenInfo,
+    User,
+    VersionStatus,
+    compress_replays,
+)
 
 from ._redis import as_unavailable
 from ._valkey import EmbeddedValkey, check_redis_url, redact_url, redis_url_or_embedded
@@ -43,35 +66,67 @@ from .errors import (
 from .keys import DEFAULT_PREFIX, Keys
 from .logs import MatchLog
 from .matches import MatchPage
-from .models import (
-    Bot,
-    BotVersion,
-    Entry,
-    Ladder,
-    Match,
-    MatchStatus,
-    TokenInfo,
-    User,
-    VersionStatus,
-)
 from .order import Order
 from .ratelimit import DEFAULT_RATE_LIMITS, NO_LIMITS, RateLimit, RateLimits
 from .recording import EloReplay, LogEntry, Recorded
-from .results import GameResult, MatchResult, compress_replays, decompress_replays
+from .results import decompress_replays
 from .scheduler import Scheduling
-from .standings import LadderStatus, Leaderboard, PairStanding, Standing
 from .submissions import Submission, SubmissionLimits, unpack, validate_submission
 
 __all__ = [
-    "DEFAULT_PREFIX", "DEFAULT_RATE_LIMITS", "NO_LIMITS", "AlreadyExists", "Arena", "ArenaError",
-    "Bot", "BotVersion", "Contention", "DuplicateSubmission", "EloReplay", "EmbeddedServerError",
+    "DEFAULT_PREFIX",
+    "DEFAULT_RATE_LIMITS",
+    "NO_LIMITS",
+    "AlreadyExists",
+    "Arena",
+    "ArenaError",
+    "BotInfo",
+    "BotVersion",
+    "Contention",
+    "DuplicateSubmission",
+    "EloReplay",
+    "EmbeddedServerError",
     "EmbeddedValkey",
-    "Entry", "FailedPrecondition", "GameResult", "InvalidArgument", "Keys", "Ladder",
-    "LadderStatus", "Leaderboard", "LogEntry", "Match", "MatchLog", "MatchPage", "MatchResult",
-    "MatchStatus", "NotFound",
-    "Order", "PairStanding", "PermissionDenied", "RateLimit", "RateLimited", "RateLimits",
-    "RatingError", "Recorded", "RedisUnavailable", "Scheduling", "Standing", "Submission",
-    "SubmissionLimits", "SubmissionRejected", "TickReport", "TokenInfo", "Unauthenticated", "User",
-    "VersionStatus", "as_unavailable", "check_redis_url", "compress_replays",
-    "decompress_replays", "redact_url", "redis_url_or_embedded", "unpack", "validate_submission",
+    "Entry",
+    "FailedPrecondition",
+    "InvalidArgument",
+    "Keys",
+    "Ladder",
+    "LadderStatus",
+    "Leaderboard",
+    "LogEntry",
+    "Match",
+    "MatchGameResult",
+    "MatchLog",
+    "MatchPage",
+    "MatchResult",
+    "MatchStatus",
+    "NotFound",
+    "Order",
+    "PairStanding",
+    "PermissionDenied",
+    "RateLimit",
+    "RateLimited",
+    "RateLimits",
+    "RatingError",
+    "Recorded",
+    "RedisUnavailable",
+    "Scheduling",
+    "Standing",
+    "Submission",
+    "SubmissionLimits",
+    "SubmissionRejected",
+    "TickReport",
+    "TokenInfo",
+    "Unauthenticated",
+    "User",
+    "VersionStatus",
+    "as_unavailable",
+    "check_redis_url",
+    "compress_replays",
+    "decompress_replays",
+    "redact_url",
+    "redis_url_or_embedded",
+    "unpack",
+    "validate_submission",
 ]

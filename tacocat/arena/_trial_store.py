@@ -21,13 +21,14 @@ from redis.exceptions import WatchError
 
 from tacocat.engine import Reason
 from tacocat.engine.sprt import Pentanomial, Sprt
+from tacocat.models import MatchResult, Trial, TrialStatus
 
 from ._redis import Redis, scored, text, text_map
 from .errors import Contention, InvalidArgument, NotFound
-from .models import shown
-from .results import MatchResult, dumps_json
+from .ids import shown
+from .results import dumps_json
 from .scheduler import Enqueue, JobAlive
-from .trial_models import Trial, TrialMatch, TrialMatchStatus, TrialStatus
+from .trial_models import TrialMatch, TrialMatchStatus
 
 _ATTEMPTS: Final = 50
 _T = TypeVar("_T")

@@ -25,6 +25,21 @@ from typing import Any, ParamSpec, TypeVar
 import redis as redis_py
 
 from tacocat.engine import GameRecord, Ruleset
+from tacocat.models import (
+    BotInfo,
+    BotVersion,
+    Entry,
+    Ladder,
+    LadderStatus,
+    Leaderboard,
+    Match,
+    MatchResult,
+    MatchStatus,
+    Side,
+    TokenInfo,
+    User,
+    VersionStatus,
+)
 
 from . import (
     bots,
@@ -41,26 +56,12 @@ from . import (
 from . import logs as logs_
 from ._redis import Clock, Redis, as_unavailable, check_client, default_clock
 from .errors import InvalidArgument, NotFound, PermissionDenied, RateLimited
+from .ids import bot_id, check_name, ladder_of_match, split_bot_id
 from .keys import DEFAULT_PREFIX, Keys
 from .logs import MatchLog
-from .models import (
-    Bot,
-    BotVersion,
-    Entry,
-    Ladder,
-    Match,
-    MatchStatus,
-    TokenInfo,
-    User,
-    VersionStatus,
-    bot_id,
-    check_name,
-    ladder_of_match,
-    split_bot_id,
-)
 from .ratelimit import NO_LIMITS, RateLimit, RateLimits, describe_wait
 from .recording import EloReplay, LogEntry, Recorded
-from .results import MatchResult, Side, dumps_json
+from .results import dumps_json
 from .scheduler import (
     DEFAULT_ORPHAN_GRACE,
     DEFAULT_ROUNDS_AHEAD,
@@ -69,7 +70,6 @@ from .scheduler import (
     JobAlive,
     Scheduling,
 )
-from .standings import LadderStatus, Leaderboard
 from .submissions import DEFAULT_LIMITS, SubmissionLimits, validate_submission
 
 _P = ParamSpec("_P")
@@ -237,12 +237,12 @@ class Arena:
                 f"too many {what}{owner}: the limit is {limit.describe()}; "
                 f"{describe_wait(wait)}", wait)
 
-    def get_bot(self, bot: str) -> Bot:
+    def get_bot(self, bot: str) -> BotInfo:
         """The bot ``owner/name``."""
         split_bot_id(bot)
         return bots.get_bot(self.redis, self.keys, bot)
 
-    def list_bots(self, owner: str | None = None) -> list[Bot]:
+    def list_bots(self, owner: str | None = None) -> list[BotInfo]:
         return bots.list_bots(self.redis, self.keys, owner)
 
     def list_versions(self, bot: str) -> list[BotVersion]:

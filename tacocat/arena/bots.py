@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from tacocat.models import BotInfo, BotVersion, VersionStatus, version_id
+
 from ._redis import Clock, Redis, default_clock, script, text, text_map
 from .errors import (
     Contention,
@@ -22,8 +24,8 @@ from .errors import (
     NotFound,
     PermissionDenied,
 )
+from .ids import bot_id, split_version_id
 from .keys import Keys
-from .models import Bot, BotVersion, VersionStatus, bot_id, split_version_id, version_id
 from .submissions import Submission
 
 _ATTEMPTS: Final = 20
@@ -156,14 +158,14 @@ def decide_version(
     return get_version(redis, keys, vid), retired
 
 
-def get_bot(redis: Redis, keys: Keys, bot: str) -> Bot:
+def get_bot(redis: Redis, keys: Keys, bot: str) -> BotInfo:
     fields = text_map(redis.hgetall(keys.bot(bot)))
     if not fields:
         raise NotFound(f"no bot {bot!r}; bots are named owner/name and made by submitting")
     return _bot(fields)
 
 
-def list_bots(redis: Redis, keys: Keys, owner: str | None = None) -> list[Bot]:
+def list_bots(redis: Redis, keys: Keys, owner: str | None = None) -> list[BotInfo]:
     """Every bot (or ``owner``'s), by id."""
     members = redis.smembers(keys.user_bots(owner) if owner is not None else keys.bots)
     ids = sorted(text(m) for m in members)
@@ -216,9 +218,9 @@ def pending_versions(redis: Redis, keys: Keys) -> list[BotVersion]:
     return [get_version(redis, keys, vid) for vid in ids]
 
 
-def _bot(fields: dict[str, str]) -> Bot:
-    return Bot(fields["id"], fields["owner"], fields["name"], float(fields["created_at"]),
-               int(fields.get("versions", 0)), int(fields.get("current", 0)))
+def _bot(fields: dict[str, str]) -> BotInfo:
+    return BotInfo(fields["id"], fields["owner"], fields["name"], float(fields["created_at"]),
+                   int(fields.get("versions", 0)), int(fields.get("current", 0)))
 
 
 def _version(fields: dict[str, str]) -> BotVersion:

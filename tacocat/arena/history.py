@@ -1,8 +1,8 @@
 """Rating history: every version's live Elo after each recorded match (read-only).
 
 The results log (``ladder:{L}:results``) holds every recorded match in commit order with A's
-rated game scores. Replaying it through the same :func:`tacocat.arena.ratings.elo_update`
-calls that :func:`tacocat.arena.recording.record_match` made gives each version's live Elo
+rated game scores. Replaying it (:func:`tacocat.arena.recording.replay_elo`, the same
+operations :func:`tacocat.arena.recording.record_match` made) gives each version's live Elo
 after every match it played; the last point of each series is the stored live Elo, bit for
 bit (see :func:`tacocat.arena.recording.recompute_ratings`). The web UI draws it as the
 rating-over-time chart.
@@ -17,8 +17,7 @@ from typing import Any
 from ._redis import Redis
 from .keys import Keys
 from .ladders import get_ladder
-from .ratings import elo_update
-from .recording import INITIAL_ELO, read_log_after
+from .recording import INITIAL_ELO, LogEntry, read_log_after, replay_elo
 
 
 @dataclass(frozen=True)
@@ -68,17 +67,14 @@ def rating_history(
         since = RatingHistory(ladder, 0, {}, "-", created_at)
     ratings = {v: points[-1].elo for v, points in since.series.items()}
     series: dict[str, list[RatingPoint]] = {}
-    version = since.version
     entries, log_id = read_log_after(redis, keys, ladder, since.log_id)
-    for entry in entries:
-        rating_a = ratings.get(entry.a, INITIAL_ELO)
-        rating_b = ratings.get(entry.b, INITIAL_ELO)
-        for score in entry.scores:
-            rating_a, rating_b = elo_update(rating_a, rating_b, score)
-        ratings[entry.a], ratings[entry.b] = rating_a, rating_b
+    version = entries[-1].seq if entries else since.version
+
+    def point(entry: LogEntry, rating_a: float, rating_b: float) -> None:
         series.setdefault(entry.a, []).append(RatingPoint(entry.seq, entry.recorded_at, rating_a))
         series.setdefault(entry.b, []).append(RatingPoint(entry.seq, entry.recorded_at, rating_b))
-        version = entry.seq
+
+    replay_elo(entries, ratings, point)
     merged = dict(since.series)
     for v, points in series.items():
         merged[v] = merged.get(v, ()) + tuple(points)

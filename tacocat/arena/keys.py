@@ -78,7 +78,7 @@ class Keys:
         return f"{self.prefix}bot:{bot_id}:ladders"
 
     def version(self, version_id: str) -> str:
-        """Hash: the :class:`~tacocat.arena.models.BotVersion` fields."""
+        """Hash: the :class:`~tacocat.models.BotVersion` fields."""
         return f"{self.prefix}version:{version_id}"
 
     def version_source(self, version_id: str) -> str:
@@ -113,7 +113,7 @@ class Keys:
         return f"{self.prefix}ladders"
 
     def ladder(self, name: str) -> str:
-        """Hash: the :class:`~tacocat.arena.models.Ladder` fields plus its seed secret."""
+        """Hash: the :class:`~tacocat.models.Ladder` fields plus its seed secret."""
         return f"{self.prefix}ladder:{{{name}}}"
 
     def entries(self, name: str) -> str:
@@ -177,7 +177,7 @@ class Keys:
     # -- matches -------------------------------------------------------------------------------
 
     def match(self, ladder: str, match_id: str) -> str:
-        """Hash: the :class:`~tacocat.arena.models.Match` fields and its result as JSON."""
+        """Hash: the :class:`~tacocat.models.Match` fields and its result as JSON."""
         return f"{self.prefix}match:{{{ladder}}}:{match_id}"
 
     def match_replays(self, ladder: str, match_id: str) -> str:

@@ -19,12 +19,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from tacocat.engine import DEFAULT_TIME_LIMIT, Ruleset, RulesetError
+from tacocat.models import Entry, Ladder
 
 from ._redis import Clock, Redis, default_clock, scored, script, text, text_map
 from .bots import current_versions
 from .errors import AlreadyExists, InvalidArgument, NotFound
+from .ids import check_name
 from .keys import Keys
-from .models import Entry, Ladder, check_name
 
 DEFAULT_GAMES_PER_PAIRING: Final = 200
 DEFAULT_GAMES_PER_MATCH: Final = 20

@@ -25,10 +25,10 @@ from typing import Final
 from redis.exceptions import RedisError
 
 from tacocat.engine import GameRecord
+from tacocat.models import MatchStatus
 
 from ._redis import Clock, Redis, default_clock, text, text_map
 from .keys import Keys
-from .models import MatchStatus
 from .results import dumps_json
 
 LIVE_TTL: Final = 900

@@ -1,4 +1,4 @@
-"""Bot logs: what each bot of a match wrote to stderr, kept for its owner and nobody else.
+"""BotInfo logs: what each bot of a match wrote to stderr, kept for its owner and nobody else.
 
 The worker keeps each sandboxed bot's stderr over a match (capped at 64 KiB per bot per
 match, :mod:`tacocat.protocol.logs`; the tracebacks of its crashes are in it) and, once the
@@ -23,11 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from tacocat.models import SIDES, Match, Side, User
+
 from ._redis import Redis
 from .errors import InvalidArgument, PermissionDenied
+from .ids import ladder_of_match, split_version_id
 from .keys import Keys
-from .models import Match, User, ladder_of_match, split_version_id
-from .results import SIDES, Side
 
 LINK_SECONDS: Final = 3600.0
 """How long a signed link lasts by default."""

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from tacocat.engine import GameRecord
+from tacocat.models import Match, MatchStatus
 
 from ._redis import Redis, script, text, text_map
 from .errors import InvalidArgument, NotFound
+from .ids import ladder_of_match
 from .keys import Keys
-from .models import Match, MatchStatus, ladder_of_match
-from .results import MatchResult, decompress_replays
+from .results import decompress_replays, parse_result
 
 _CREATE: Final = """
 -- KEYS: match hash, ladder matches zset, ladder pending zset, ladder pairs hash,
@@ -107,6 +108,9 @@ def create_matches(
     create = script(redis, "create_match", _CREATE)
     pipe = redis.pipeline(transaction=False)
     for match in matches:
+        if match.seed is None:  # only a match decoded from the arena API comes without one
+            raise InvalidArgument(f"match {match.id!r} has no seed; the scheduler deals every "
+                                  "match its seed")
         fields = {
             "id": match.id, "ladder": match.ladder, "round": str(match.round),
             "a": match.a, "b": match.b, "games": str(match.games), "seed": match.seed,
@@ -230,7 +234,7 @@ def abort_match(redis: Redis, keys: Keys, match_id: str, reason: str, now: float
 
 def parse_match(fields: dict[str, str]) -> Match:
     raw = fields.get("result")
-    result = MatchResult.from_summary_json(json.loads(raw)) if raw else None
+    result = parse_result(json.loads(raw)) if raw else None
     recorded_at = fields.get("recorded_at")
     seq = fields.get("seq")
     return Match(

@@ -36,19 +36,20 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from redis.exceptions import ResponseError
 
+from tacocat.models import SIDES, Match, MatchResult, MatchStatus
+
 from ._redis import Clock, Redis, default_clock, number, script, text, text_map
 from .errors import Contention, InvalidArgument, NotFound
 from .keys import Keys
 from .matches import get_match, pair_field
-from .models import Match, MatchStatus
 from .ratings import DEFAULT_ANCHOR, elo_update
-from .results import SIDES, MatchResult, dumps_json
+from .results import dumps_json
 
 INITIAL_ELO: Final = DEFAULT_ANCHOR
 """Live Elo of a version before its first game (1500; a new version starts afresh)."""
@@ -160,10 +161,9 @@ def record_match(
         pipe.hmget(keys.elo(ladder), [match.a, match.b])
         count_raw, (elo_a, elo_b) = pipe.execute()
         count = number(count_raw)
-        rating_a = float(elo_a) if elo_a is not None else INITIAL_ELO
-        rating_b = float(elo_b) if elo_b is not None else INITIAL_ELO
-        for score in scores:
-            rating_a, rating_b = elo_update(rating_a, rating_b, score)
+        rating_a, rating_b = match_elo(
+            float(elo_a) if elo_a is not None else INITIAL_ELO,
+            float(elo_b) if elo_b is not None else INITIAL_ELO, scores)
         now = clock()
         event = dumps_json({"event": "result", "ladder": ladder, "version": count + 1,
                             "match": match_id})
@@ -316,16 +316,31 @@ class EloReplay:
         return dict(self.recomputed) == dict(self.stored)
 
 
-def replay_elo(entries: list[LogEntry]) -> dict[str, float]:
-    """Live Elo after the given log entries, by the same operations as :func:`record_match`."""
-    ratings: dict[str, float] = {}
+def match_elo(rating_a: float, rating_b: float,
+              scores: Iterable[float]) -> tuple[float, float]:
+    """A's and B's live Elo after a match in which A scored ``scores`` (its rated games, in
+    game order): one :func:`~tacocat.arena.ratings.elo_update` per game, the operations
+    :func:`record_match` stores and every replay repeats, so a replay matches bit for bit."""
+    for score in scores:
+        rating_a, rating_b = elo_update(rating_a, rating_b, score)
+    return rating_a, rating_b
+
+
+def replay_elo(
+    entries: Iterable[LogEntry], ratings: Mapping[str, float] | None = None,
+    on_match: Callable[[LogEntry, float, float], None] | None = None,
+) -> dict[str, float]:
+    """Live Elo after the given log entries, replayed from ``ratings`` (the live Elo before
+    them; a version not in it starts at :data:`INITIAL_ELO`). ``on_match`` gets each entry
+    with A's and B's Elo after it."""
+    out = dict(ratings or {})
     for entry in entries:
-        rating_a = ratings.get(entry.a, INITIAL_ELO)
-        rating_b = ratings.get(entry.b, INITIAL_ELO)
-        for score in entry.scores:
-            rating_a, rating_b = elo_update(rating_a, rating_b, score)
-        ratings[entry.a], ratings[entry.b] = rating_a, rating_b
-    return ratings
+        rating_a, rating_b = match_elo(out.get(entry.a, INITIAL_ELO),
+                                       out.get(entry.b, INITIAL_ELO), entry.scores)
+        out[entry.a], out[entry.b] = rating_a, rating_b
+        if on_match is not None:
+            on_match(entry, rating_a, rating_b)
+    return out
 
 
 def recompute_ratings(

@@ -1,313 +1,33 @@
-"""What a played match produces: per-game results, totals, forfeits and compressed replays.
+"""Match results in storage: the stored summary read back, compressed replays unpacked,
+and the one JSON form of every JSON value the arena keeps in Redis.
 
-A match is between two bot versions, called side ``"a"`` and side ``"b"`` (the match's
-``a`` and ``b``). Its games come in duplicate pairs (engine convention, see
-:func:`tacocat.engine.duplicate_pairs`): game ``2k`` seats A in seat 0, game ``2k + 1`` in seat 1,
-both dealt from the seed ``f"{match.seed}/{k}"``. Results are kept per side rather than per
-seat, because the side is what ratings and standings talk about; each game keeps the seat A
-sat in, so "forfeits by seat" can be told too.
-
-The worker builds a :class:`MatchResult` with :meth:`MatchResult.from_records` from the
-engine's replay records and hands it to ``record_match``. Aborted games (the referee gave
-up on a game for reasons neither bot caused) are kept but not rated: they count in
-``aborted``, not in wins, ties or losses.
+The result itself (:class:`~tacocat.models.MatchResult`, its games, totals and forfeits) is
+:mod:`tacocat.models`'s; the worker builds it with ``MatchResult.from_records``.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
-import math
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from collections.abc import Mapping
+from typing import Any, Final
 
-from tacocat.engine import Fault, GameRecord, Reason, RecordError
+from tacocat.engine import GameRecord, RecordError
+from tacocat.models import MatchResult, ModelError
 
 from .errors import InvalidArgument
 
-Side = Literal["a", "b"]
-SIDES: Final[tuple[Side, Side]] = ("a", "b")
-
-MAX_REPLAY_BYTES: Final = 32 * 1024 * 1024
-"""Largest compressed replay blob one match may store (a 200-game match needs ~100 KB)."""
 _MAX_REPLAY_TEXT: Final = 512 * 1024 * 1024
 """Decompression stops here: a stored blob is ours, but a bug must not exhaust memory."""
 
 
-def other(side: Side) -> Side:
-    return "b" if side == "a" else "a"
-
-
-@dataclass(frozen=True, slots=True)
-class GameResult:
-    """One game of a match, from the sides' point of view.
-
-    ``winner`` is a side or None (a draw, or an aborted game). For a forfeit, ``fault`` is
-    the offence and ``offender`` the side that committed it. ``rounds`` is the rounds won by
-    (a, b).
-    """
-
-    a_seat: int
-    reason: Reason
-    winner: Side | None
-    fault: Fault | None = None
-    offender: Side | None = None
-    rounds: tuple[int, int] = (0, 0)
-
-    def __post_init__(self) -> None:
-        if self.a_seat not in (0, 1):
-            raise InvalidArgument(f"a_seat must be 0 or 1, got {self.a_seat!r}")
-        if not isinstance(self.reason, Reason):
-            raise InvalidArgument(f"reason must be a tacocat.engine.Reason, got {self.reason!r}")
-        for name in ("winner", "offender"):
-            value = getattr(self, name)
-            if value is not None and value not in SIDES:
-                raise InvalidArgument(f"{name} must be 'a', 'b' or None, got {value!r}")
-        if self.reason is Reason.FORFEIT:
-            if self.fault is None or self.offender is None:
-                raise InvalidArgument("a forfeited game needs its fault and offender side")
-            if self.winner != other(self.offender):
-                raise InvalidArgument(
-                    f"side {self.offender!r} forfeited, so the winner must be "
-                    f"{other(self.offender)!r}, not {self.winner!r}"
-                )
-        elif self.fault is not None or self.offender is not None:
-            raise InvalidArgument(
-                f"only a forfeited game has a fault and an offender; this one ended by "
-                f"{self.reason.value!r}"
-            )
-        if self.reason is Reason.ABORTED and self.winner is not None:
-            raise InvalidArgument("an aborted game has no winner")
-        if len(self.rounds) != 2 or any(
-            isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in self.rounds
-        ):
-            raise InvalidArgument(f"rounds must be two counts >= 0, got {self.rounds!r}")
-
-    @property
-    def rated(self) -> bool:
-        """Whether the game counts for ratings and W/T/L (aborted games do not)."""
-        return self.reason is not Reason.ABORTED
-
-    @property
-    def score_a(self) -> float:
-        """A's score: 1 win, 0.5 draw (or aborted), 0 loss."""
-        return 0.5 if self.winner is None else (1.0 if self.winner == "a" else 0.0)
-
-    def seat(self, side: Side) -> int:
-        """The seat ``side`` sat in."""
-        return self.a_seat if side == "a" else 1 - self.a_seat
-
-    @classmethod
-    def of_record(cls, record: GameRecord, a_seat: int) -> GameResult:
-        """The result of an engine game record in which side A sat in ``a_seat``."""
-
-        def side_of(seat: int | None) -> Side | None:
-            if seat is None:
-                return None
-            return "a" if seat == a_seat else "b"
-
-        outcome = record.result
-        won = [0, 0]
-        for played in record.rounds:
-            if played.winner is not None:
-                won[played.winner] += 1
-        rounds = (won[a_seat], won[1 - a_seat])
-        return cls(
-            a_seat,
-            outcome.reason,
-            side_of(outcome.winner),
-            outcome.fault if outcome.reason is Reason.FORFEIT else None,
-            side_of(outcome.offender) if outcome.reason is Reason.FORFEIT else None,
-            rounds,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "a_seat": self.a_seat,
-            "reason": self.reason.value,
-            "winner": self.winner,
-            "rounds": list(self.rounds),
-        }
-        if self.fault is not None:
-            data["fault"] = self.fault.value
-            data["offender"] = self.offender
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> GameResult:
-        try:
-            fault = data.get("fault")
-            rounds = data.get("rounds", (0, 0))
-            return cls(
-                int(data["a_seat"]),
-                Reason(data["reason"]),
-                data.get("winner"),
-                Fault(fault) if fault is not None else None,
-                data.get("offender"),
-                (int(rounds[0]), int(rounds[1])),
-            )
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            if isinstance(exc, InvalidArgument):
-                raise
-            raise InvalidArgument(f"malformed game result {dict(data)!r}: {exc}") from exc
-
-
-@dataclass(frozen=True)
-class MatchResult:
-    """All games of one match, in game order, with the match's wall-clock time.
-
-    ``replays`` is gzip-compressed JSON Lines (one :meth:`GameRecord.dumps` line per game,
-    in game order), or empty if the worker kept none. ``worker`` names who played the match,
-    for diagnostics.
-    """
-
-    games: tuple[GameResult, ...]
-    seconds: float
-    replays: bytes = field(default=b"", repr=False)
-    worker: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.games:
-            raise InvalidArgument("a match result needs at least one game")
-        if not all(isinstance(game, GameResult) for game in self.games):
-            raise InvalidArgument("MatchResult.games must hold GameResult objects")
-        if not (isinstance(self.seconds, int | float) and math.isfinite(self.seconds)
-                and self.seconds >= 0):
-            raise InvalidArgument(f"seconds must be a duration >= 0, got {self.seconds!r}")
-        if len(self.replays) > MAX_REPLAY_BYTES:
-            raise InvalidArgument(
-                f"the compressed replays are {len(self.replays)} bytes, over the "
-                f"{MAX_REPLAY_BYTES}-byte limit; play fewer games per match"
-            )
-        if self.replays and self.replays[:2] != b"\x1f\x8b":
-            raise InvalidArgument("replays must be gzip data (use compress_replays)")
-
-    # -- totals, from A's side -----------------------------------------------------------------
-
-    @property
-    def wins(self) -> int:
-        """Games A won (the ones B lost)."""
-        return sum(1 for g in self.games if g.winner == "a")
-
-    @property
-    def losses(self) -> int:
-        return sum(1 for g in self.games if g.winner == "b")
-
-    @property
-    def ties(self) -> int:
-        """Rated games without a winner (draws)."""
-        return sum(1 for g in self.games if g.winner is None and g.rated)
-
-    @property
-    def aborted(self) -> int:
-        return sum(1 for g in self.games if not g.rated)
-
-    def rated_scores(self) -> list[float]:
-        """A's score in each rated game, in game order: what the live Elo update consumes."""
-        return [g.score_a for g in self.games if g.rated]
-
-    def forfeits(self, side: Side) -> dict[str, int]:
-        """Games ``side`` forfeited, by fault (``{"timeout": 2}``)."""
-        counts: dict[str, int] = {}
-        for game in self.games:
-            if game.offender == side and game.fault is not None:
-                counts[game.fault.value] = counts.get(game.fault.value, 0) + 1
-        return counts
-
-    def forfeits_by_seat(self) -> dict[int, dict[str, int]]:
-        """Forfeits by the seat the offender sat in, by fault."""
-        counts: dict[int, dict[str, int]] = {0: {}, 1: {}}
-        for game in self.games:
-            if game.offender is not None and game.fault is not None:
-                seat = counts[game.seat(game.offender)]
-                seat[game.fault.value] = seat.get(game.fault.value, 0) + 1
-        return counts
-
-    # -- building and (de)serialising ----------------------------------------------------------
-
-    @classmethod
-    def from_records(
-        cls,
-        records: Sequence[GameRecord],
-        version_a: str,
-        version_b: str,
-        seconds: float,
-        *,
-        a_seats: Sequence[int] | None = None,
-        worker: str = "",
-        keep_replays: bool = True,
-        lines: Mapping[int, tuple[GameRecord, str]] | None = None,
-    ) -> MatchResult:
-        """Build a result from the engine's records of a match's games, in game order.
-
-        A's seat in each game comes from ``a_seats`` if given, else from the record's player
-        names, which must then be the version ids (name the players ``(match.a, match.b)``,
-        as the referee's ``play_match(..., names=(match.a, match.b))`` does). ``lines`` may
-        hold records already serialised (``id(record)``: ``(record, record.dumps())``, as the
-        worker's live feed made them), so that the replays do not serialise them again.
-        """
-        if a_seats is not None and len(a_seats) != len(records):
-            raise InvalidArgument(
-                f"a_seats has {len(a_seats)} entries for {len(records)} records"
-            )
-        games = []
-        for index, record in enumerate(records):
-            if a_seats is not None:
-                a_seat = a_seats[index]
-            elif record.players == (version_a, version_b):
-                a_seat = 0
-            elif record.players == (version_b, version_a):
-                a_seat = 1
-            else:
-                raise InvalidArgument(
-                    f"game {index}: players {record.players} are not the versions "
-                    f"{version_a!r} and {version_b!r}; name the players by version id or "
-                    "pass a_seats"
-                )
-            games.append(GameResult.of_record(record, a_seat))
-        blob = compress_replays(records, lines) if keep_replays else b""
-        return cls(tuple(games), float(seconds), blob, worker)
-
-    def summary_json(self) -> dict[str, Any]:
-        """Everything but the replays, as JSON-ready data (what the match hash stores)."""
-        return {
-            "games": [g.to_json() for g in self.games],
-            "seconds": self.seconds,
-            "worker": self.worker,
-            "wins": self.wins,
-            "ties": self.ties,
-            "losses": self.losses,
-            "aborted": self.aborted,
-            "forfeits": {side: self.forfeits(side) for side in SIDES},
-        }
-
-    @classmethod
-    def from_summary_json(cls, data: Mapping[str, Any], replays: bytes = b"") -> MatchResult:
-        """The inverse of :meth:`summary_json` (derived totals are recomputed, not read)."""
-        try:
-            games = tuple(GameResult.from_json(g) for g in data["games"])
-            return cls(games, float(data["seconds"]), replays, str(data.get("worker", "")))
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, InvalidArgument):
-                raise
-            raise InvalidArgument(f"malformed match result: {exc}") from exc
-
-
-def compress_replays(records: Iterable[GameRecord],
-                     lines: Mapping[int, tuple[GameRecord, str]] | None = None) -> bytes:
-    """gzip-compressed JSON Lines of ``records`` (mtime 0, so equal games give equal bytes);
-    ``lines``: see :meth:`MatchResult.from_records`."""
-    known = lines or {}
-    text = "".join(_line(record, known) + "\n" for record in records)
-    return gzip.compress(text.encode(), compresslevel=6, mtime=0)
-
-
-def _line(record: GameRecord, known: Mapping[int, tuple[GameRecord, str]]) -> str:
-    found = known.get(id(record))
-    # By identity, and only while that record is alive in ``known``: an id is unique then.
-    return found[1] if found is not None and found[0] is record else record.dumps()
+def parse_result(data: Mapping[str, Any], replays: bytes = b"") -> MatchResult:
+    """A stored result (:meth:`MatchResult.summary_json`'s data); :class:`InvalidArgument`
+    names what is malformed."""
+    try:
+        return MatchResult.from_summary_json(data, replays)
+    except ModelError as exc:
+        raise InvalidArgument(str(exc)) from exc
 
 
 def replay_lines(blob: bytes) -> list[str]:

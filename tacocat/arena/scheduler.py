@@ -41,6 +41,8 @@ from typing import Any, Final
 
 import numpy as np
 
+from tacocat.models import Match, MatchStatus
+
 from ._redis import Clock, Redis, default_clock, number, scored, text, text_map
 from .errors import InvalidArgument
 from .keys import Keys
@@ -54,7 +56,6 @@ from .matches import (
     pair_counts,
     pair_field,
 )
-from .models import Match, MatchStatus
 from .order import DEFAULT_FAIRNESS, Order, Rating, due_arrays, plan_arrays
 from .paircounts import read_pair_counts
 from .results import dumps_json

@@ -22,11 +22,12 @@ import math
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
+
+from tacocat.models import LadderStatus, Leaderboard, PairStanding, Standing
 
 from ._redis import Clock, Redis, default_clock, number, script, text_map
 from .keys import Keys
@@ -73,63 +74,11 @@ _REFIT_PASSES: Final = 3
 
 
 @dataclass(frozen=True)
-class Standing:
-    """One version's line on the leaderboard.
-
-    ``rating``/``low``/``high``: the batch fit and its 95% interval (None before the version
-    played a rated game). ``elo``: the live Elo. ``games`` counts rated games (wins + ties
-    + losses); aborted games are apart. ``forfeits``: games this version forfeited, by fault.
-    ``active``: the version plays now; a retired one keeps its line with ``active=False``.
-    """
-
-    version: str
-    active: bool
-    rating: float | None
-    low: float | None
-    high: float | None
-    elo: float
-    matches: int
-    games: int
-    wins: int
-    ties: int
-    losses: int
-    aborted: int
-    forfeits: Mapping[str, int] = field(default_factory=dict)
-
-    @property
-    def bot(self) -> str:
-        return self.version.rpartition("@")[0]
-
-    @property
-    def margin(self) -> float | None:
-        """Half the width of the 95% interval."""
-        if self.low is None or self.high is None:
-            return None
-        return (self.high - self.low) / 2.0
-
-
-@dataclass(frozen=True)
-class PairStanding:
-    """Head-to-head record of A against B (A < B). ``los``: likelihood that A is stronger
-    from their games alone; ``fit_los``: the same from the whole fit."""
-
-    a: str
-    b: str
-    matches: int
-    games: int
-    wins: int
-    ties: int
-    losses: int
-    aborted: int
-    los: float
-    fit_los: float | None
-
-
-@dataclass(frozen=True)
-class Crosstable:
-    """Every pair's head-to-head record as arrays: the counters the fit used and, per row,
-    the fit's likelihood of superiority (NaN without rated games). Pages look up a block of
-    pairs; :attr:`Leaderboard.pairs` builds all the objects only when asked."""
+class CrosstableArrays:
+    """Every pair's head-to-head record as arrays (a :class:`~tacocat.models.Crosstable`):
+    the counters the fit used and, per row, the fit's likelihood of superiority (NaN without
+    rated games). Pages look up a block of pairs; :attr:`Leaderboard.pairs` builds all the
+    objects only when asked."""
 
     counts: PairCounts
     fit_los: Any
@@ -150,143 +99,9 @@ class Crosstable:
     def standings(self) -> tuple[PairStanding, ...]:
         return tuple(self.standing(row) for row in range(len(self)))
 
-    @classmethod
-    def of(cls, pairs: Sequence[PairStanding]) -> Crosstable:
-        """From pair objects (a snapshot stored before the arrays, or a test's)."""
-        ordered = sorted(pairs, key=lambda p: (p.a, p.b))
-        names = tuple(sorted({v for p in ordered for v in (p.a, p.b)}))
-        index = {name: k for k, name in enumerate(names)}
-        counts = PairCounts(
-            0, "-", names, np.array([index[p.a] for p in ordered], dtype=np.int64),
-            np.array([index[p.b] for p in ordered], dtype=np.int64),
-            np.array([[getattr(p, name) for name in COUNTERS] for p in ordered],
-                     dtype=np.int64).reshape(-1, len(COUNTERS)))
-        fit_los = np.array([math.nan if p.fit_los is None else p.fit_los for p in ordered],
-                           dtype=float)
-        return cls(counts, fit_los)
-
-
-@dataclass(frozen=True, eq=False)
-class Leaderboard:
-    """A ladder's standings as of results count ``version``, best first."""
-
-    ladder: str
-    version: int
-    computed_at: float
-    standings: tuple[Standing, ...]
-    crosstable: Crosstable
-
-    def standing(self, version: str) -> Standing | None:
-        return next((s for s in self.standings if s.version == version), None)
-
-    @cached_property
-    def pairs(self) -> tuple[PairStanding, ...]:
-        """Every pair that met, A < B, in (A, B) order."""
-        return self.crosstable.standings()
-
-    def pair(self, a: str, b: str) -> PairStanding | None:
-        """The record of ``a`` against ``b``, from ``a``'s side (None if they never met)."""
-        return self.pairs_of([(a, b)])[0]
-
-    def pairs_of(self, wanted: Sequence[tuple[str, str]]) -> list[PairStanding | None]:
-        """:meth:`pair` of many pairs at once: a crosstable block reads only its cells."""
-        rows = self.crosstable.counts.rows_of(wanted).tolist() if wanted else []
-        out: list[PairStanding | None] = []
-        for (a, b), row in zip(wanted, rows, strict=True):
-            if row < 0:
-                out.append(None)
-                continue
-            found = self.crosstable.standing(row)
-            if a == found.a:
-                out.append(found)
-                continue
-            fit_los = None if found.fit_los is None else 1.0 - found.fit_los
-            out.append(replace(found, a=a, b=b, wins=found.losses, losses=found.wins,
-                               los=1.0 - found.los, fit_los=fit_los))
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data; the crosstable by column (a list per field), which encodes and
-        parses several times faster than 19,900 small objects at 200 versions."""
-        return {**self.rows_json(),
-                "pairs": {name: [getattr(p, name) for p in self.pairs]
-                          for name in _PAIR_FIELDS}}
-
-    def rows_json(self) -> dict[str, Any]:
-        """:meth:`to_json` without the crosstable (stored apart, as arrays)."""
-        return {"ladder": self.ladder, "version": self.version,
-                "computed_at": self.computed_at,
-                "standings": [{**vars(s), "forfeits": dict(s.forfeits)}
-                              for s in self.standings]}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any],
-                  crosstable: Crosstable | None = None) -> Leaderboard:
-        """From :meth:`to_json`'s data, or :meth:`rows_json`'s with the ``crosstable``."""
-        if crosstable is None:
-            pairs = data["pairs"]
-            if isinstance(pairs, Mapping):  # by column (a list of objects before that)
-                rows = [PairStanding(*row) for row in zip(
-                    *(pairs[name] for name in _PAIR_FIELDS), strict=True)]
-            else:
-                rows = [PairStanding(**p) for p in pairs]
-            crosstable = Crosstable.of(rows)
-        return cls(
-            data["ladder"], int(data["version"]), float(data["computed_at"]),
-            tuple(Standing(**s) for s in data["standings"]), crosstable,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Leaderboard):
-            return NotImplemented
-        return (self.rows_json() == other.rows_json()
-                and _comparable(self.pairs) == _comparable(other.pairs))
-
-    __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays inside: unhashable
-
-
-def _comparable(pairs: Sequence[PairStanding]) -> list[tuple[Any, ...]]:
-    return [tuple(getattr(p, name) for name in _PAIR_FIELDS) for p in pairs]
-
-
-_PAIR_FIELDS: Final = tuple(f.name for f in fields(PairStanding))
-
-
-@dataclass(frozen=True)
-class LadderStatus:
-    """How far a ladder got. ``games_toward_target`` counts each playing pairing's games up
-    to its target, so ``games_toward_target == games_target`` means the round robin is done
-    for the versions that play now."""
-
-    ladder: str
-    version: int
-    entries: int
-    playing: int
-    rounds: int
-    rounds_completed: int
-    matches_scheduled: int
-    matches_recorded: int
-    matches_pending: int
-    matches_cancelled: int
-    games_played: int
-    games_target: int
-    games_toward_target: int
-    matches_aborted: int = 0
-    """Matches given up after failing too often (``MatchStatus.ABORTED``): not rated, not
-    played again; the ladder's schedule moved on without them."""
-    games_aborted: int = 0
-    """Their games: counted toward the target (nothing will play them), never rated."""
-
-    @property
-    def waiting_for_opponents(self) -> bool:
-        """Fewer than two versions play: nothing can be scheduled, nothing is rated."""
-        return self.playing < 2
-
-    @property
-    def complete(self) -> bool:
-        # A ladder of one bot has reached its (empty) target but has not played anything.
-        return (not self.waiting_for_opponents and self.matches_pending == 0
-                and self.games_toward_target + self.games_aborted >= self.games_target)
+    def find(self, wanted: Sequence[tuple[str, str]]) -> list[PairStanding | None]:
+        rows = self.counts.rows_of(wanted).tolist() if wanted else []
+        return [None if row < 0 else self.standing(row) for row in rows]
 
 
 def update_standings(
@@ -367,7 +182,11 @@ def is_behind(redis: Redis, keys: Keys, ladder: str) -> bool:
 def store_standings(redis: Redis, keys: Keys, board: Leaderboard) -> bool:
     """Store ``board`` as the ladder's snapshot if it is newer than the stored one, and
     announce it; returns whether it was stored (False: a newer or equal one is there)."""
-    counts = board.crosstable.counts
+    table = board.crosstable
+    if not isinstance(table, CrosstableArrays):
+        raise TypeError(f"store_standings stores a board its arena computed (a crosstable of "
+                        f"arrays), not one with a {type(table).__name__}")
+    counts = table.counts
     stored = script(redis, "store_standings", _STORE)(
         keys=[keys.standings(board.ladder)],
         args=[board.version, dumps_json(board.rows_json()), keys.events(board.ladder),
@@ -376,7 +195,7 @@ def store_standings(redis: Redis, keys: Keys, board: Leaderboard) -> bool:
               dumps_json({s.version: [s.rating, s.margin] for s in board.standings
                           if s.rating is not None}),
               counts.meta_json(), counts.to_blob(),
-              np.asarray(board.crosstable.fit_los, dtype="<f8").tobytes()],
+              np.asarray(table.fit_los, dtype="<f8").tobytes()],
     )
     return bool(stored)
 
@@ -390,7 +209,7 @@ def _stored_board(data: bytes | None, board: bytes | None, meta: bytes | None,
     counts = stored_base(meta, blob)
     if not board or counts is None or fit_los is None:
         return None
-    crosstable = Crosstable(counts, np.frombuffer(fit_los, dtype="<f8"))
+    crosstable = CrosstableArrays(counts, np.frombuffer(fit_los, dtype="<f8"))
     return Leaderboard.from_json(json.loads(board), crosstable)
 
 
@@ -409,10 +228,11 @@ def leaderboard(
     if board is None or (refresh and board.version < number(version_raw)):
         board = update_standings(redis, keys, ladder, clock=clock)
     playing = set(playing_versions(redis, keys, ladder))
-    rows = [replace(s, active=s.version in playing) for s in board.standings]
+    rows = [replace(s, active=s.version in playing, rank=rank)
+            for rank, s in enumerate(board.standings, 1)]
     seen = {s.version for s in rows}
-    rows += [Standing(v, True, None, None, None, INITIAL_ELO, 0, 0, 0, 0, 0, 0)
-             for v in sorted(playing - seen)]
+    rows += [Standing(v, True, None, None, None, INITIAL_ELO, 0, 0, 0, 0, 0, 0, rank=rank)
+             for rank, v in enumerate(sorted(playing - seen), len(rows) + 1)]
     return replace(board, standings=tuple(rows))
 
 
@@ -487,4 +307,4 @@ def _compute(
     if fit is not None:
         # The fit's columns are the counts' names in the same (sorted) order.
         fit_los[rated] = fit.los_columns(counts.i[rated], counts.j[rated])
-    return Leaderboard(ladder, version, now, tuple(rows), Crosstable(counts, fit_los))
+    return Leaderboard(ladder, version, now, tuple(rows), CrosstableArrays(counts, fit_los))

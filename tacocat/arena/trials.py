@@ -28,15 +28,15 @@ from typing import Final
 
 from tacocat.engine.sprt import Sprt
 from tacocat.engine.stats import StatsError
+from tacocat.models import BotVersion, MatchResult, Trial, TrialStatus, User, VersionStatus
 
 from . import _trial_store as store
 from .arena import Arena, _unavailable
 from .errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from .ids import shown, split_version_id
 from .ladders import DEFAULT_DECISION_SECONDS, check_settings
-from .models import BotVersion, User, VersionStatus, shown, split_version_id
-from .results import MatchResult
 from .scheduler import DEFAULT_ORPHAN_GRACE, Enqueue, JobAlive
-from .trial_models import Trial, TrialMatch, TrialMatchStatus, TrialStatus, is_trial_match
+from .trial_models import TrialMatch, TrialMatchStatus, is_trial_match
 
 __all__ = ["Trial", "TrialMatch", "TrialMatchStatus", "TrialStatus", "Trials", "is_trial_match",
            "make_sprt"]

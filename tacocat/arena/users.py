@@ -22,6 +22,8 @@ import hmac
 import secrets
 from typing import Final
 
+from tacocat.models import TokenInfo, User
+
 from ._redis import Clock, Redis, default_clock, script, text, text_map
 from .errors import (
     AlreadyExists,
@@ -30,8 +32,8 @@ from .errors import (
     NotFound,
     Unauthenticated,
 )
+from .ids import check_name, shown
 from .keys import Keys
-from .models import TokenInfo, User, check_name, shown
 
 TOKEN_PREFIX: Final = "tct_"
 ADMIN: Final = "admin"

@@ -30,7 +30,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *,
     return "\n".join([line(cells[0]), rule, *(line(r) for r in cells[1:])])
 
 
-class Progress:
+class ProgressBar:
     """A progress bar on a terminal; on anything else, a line every ``every_seconds``."""
 
     def __init__(self, total: int, label: str, stream: TextIO = sys.stderr,

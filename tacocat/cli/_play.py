@@ -18,7 +18,7 @@ from tacocat.referee import DEFAULT_BATCH, MatchRuntimeError
 from tacocat.sdk import SdkError
 from tacocat.sdk.loader import load_bot_class
 
-from ._output import Progress, plural, table
+from ._output import ProgressBar, plural, table
 from ._play_jobs import JobPool, PlayedRun, default_jobs
 from ._play_logs import describe_printed
 from ._play_plan import MatchPlan
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
                      None if args.no_time_limit else args.time_limit, args.logs,
                      keep_records=args.replay is not None, launcher=launcher,
                      show_output=args.show_output)
-    progress = Progress(games, "playing")
+    progress = ProgressBar(games, "playing")
     done = [0]
 
     def count(ended: int) -> None:
@@ -238,7 +238,7 @@ def _sandbox_launcher(args: argparse.Namespace) -> tuple[Launcher | None, str]:
     return Launcher(policy, sandbox=True), ""
 
 
-def _play_sprt(pool: JobPool, sprt: Sprt, games: int, progress: Progress,
+def _play_sprt(pool: JobPool, sprt: Sprt, games: int, progress: ProgressBar,
                count: Callable[[int], None]) -> tuple[PlayedRun, str]:
     """Play blocks of :data:`SPRT_BLOCK` games until the test decides or ``games`` are
     played; the same blocks for every ``--jobs``, so the same verdict."""

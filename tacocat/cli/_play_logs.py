@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tacocat.engine import Bot, Observation, Outcome, Round, Ruleset
-from tacocat.protocol.logs import LOG_CAP, REFEREE_PREFIX, BotLog, LogCap
+from tacocat.protocol.logs import LOG_CAP, REFEREE_PREFIX, CappedLog, LogCap
 
 FIRST_LINES: Final = 3
 """Lines of a bot's output the summary quotes when there is no ``--logs`` folder."""
@@ -94,7 +94,7 @@ class SideOutput:
                     handle.write(kept)
 
 
-class StreamLog(BotLog):
+class StreamLog(CappedLog):
     """A bot process's stderr (:class:`~tacocat.referee.HostProcess` ``log``), line by line
     into its :class:`SideOutput`, following the host's game markers."""
 

@@ -63,7 +63,7 @@ class LogCap:
         return data
 
 
-class BotLog:
+class CappedLog:
     """One bot's log over a match, in memory (at most :data:`LOG_CAP` bytes and a notice)."""
 
     __slots__ = ("_cap", "_data")

@@ -27,7 +27,7 @@ from google.protobuf.message import DecodeError
 
 from tacocat.engine import Fault
 from tacocat.protocol import MAX_CLIENT_MESSAGE, PROTOCOL_VERSION, FrameBuffer, ProtocolError, frame
-from tacocat.protocol.logs import BotLog
+from tacocat.protocol.logs import CappedLog
 from tacocat.protocol.proto.v1 import game_pb2 as pb
 
 from ._errors import HostError
@@ -55,7 +55,7 @@ class HostProcess:
                  env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
                  preexec_fn: Callable[[], Any] | None = None,
                  popen_kwargs: Mapping[str, Any] | None = None, startup_timeout: float = 10.0,
-                 stderr_limit: int = 16 * 1024, log: BotLog | None = None) -> None:
+                 stderr_limit: int = 16 * 1024, log: CappedLog | None = None) -> None:
         self.bot = bot
         self.log = log
         self.command = list(command) if command else [sys.executable, "-m",

@@ -36,6 +36,18 @@ from typing import Any, Final, TypeVar
 import grpc
 
 from tacocat.engine import GameRecord, RecordError, Ruleset
+from tacocat.models import (
+    BotInfo,
+    BotVersion,
+    Entry,
+    Ladder,
+    LadderStatus,
+    Leaderboard,
+    Match,
+    MatchStatus,
+    TokenInfo,
+    User,
+)
 from tacocat.protocol import DEFAULT_ADDRESS, ruleset_to_pb
 from tacocat.protocol.arena import (
     MAX_ARENA_REQUEST,
@@ -46,21 +58,20 @@ from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
 
 from ._arena_types import (
-    BotInfo,
-    BotVersion,
-    Entry,
-    Ladder,
-    LadderStatus,
-    Leaderboard,
     LeaderboardUpdate,
-    Match,
     MatchList,
-    MatchStatus,
     NewToken,
     ServerInfo,
     Submitted,
-    TokenInfo,
-    UserInfo,
+    bot_from_pb,
+    entry_from_pb,
+    ladder_from_pb,
+    leaderboard_from_pb,
+    match_from_pb,
+    status_from_pb,
+    token_info_from_pb,
+    user_from_pb,
+    version_from_pb,
 )
 from ._errors import (
     AlreadyExistsError,
@@ -260,12 +271,12 @@ class ArenaClient(TrialCalls):
                 f"{timeout:g} s; is `tacocat serve` running there?") from None
         return self.server_info()
 
-    def whoami(self) -> UserInfo:
-        return UserInfo.from_pb(self._call(self._stub.WhoAmI, apb.WhoAmIRequest()))
+    def whoami(self) -> User:
+        return user_from_pb(self._call(self._stub.WhoAmI, apb.WhoAmIRequest()))
 
-    def create_user(self, name: str, *, admin: bool = False) -> UserInfo:
+    def create_user(self, name: str, *, admin: bool = False) -> User:
         """Create a user (admins only); give it a token with :meth:`create_token`."""
-        return UserInfo.from_pb(self._call(self._stub.CreateUser,
+        return user_from_pb(self._call(self._stub.CreateUser,
                                            apb.CreateUserRequest(name=name, admin=admin)))
 
     def create_token(self, user: str | None = None, *, label: str = "") -> NewToken:
@@ -273,7 +284,7 @@ class ArenaClient(TrialCalls):
         plaintext is in the result's ``token``, shown this once."""
         reply = self._call(self._stub.CreateToken,
                            apb.CreateTokenRequest(user=user or "", label=label))
-        return NewToken(reply.token, TokenInfo.from_pb(reply.info))
+        return NewToken(reply.token, token_info_from_pb(reply.info))
 
     def register(self, name: str, *, label: str = "") -> NewToken:
         """Make yourself a user ``name`` and its first token, without an admin: on a server
@@ -281,11 +292,11 @@ class ArenaClient(TrialCalls):
         per IP (:class:`RateLimitedError`). The token is shown this once."""
         reply = self._call(self._stub.RegisterUser,
                            apb.RegisterUserRequest(name=name, label=label))
-        return NewToken(reply.token, TokenInfo.from_pb(reply.info))
+        return NewToken(reply.token, token_info_from_pb(reply.info))
 
     def list_tokens(self, user: str | None = None) -> list[TokenInfo]:
         reply = self._call(self._stub.ListTokens, apb.ListTokensRequest(user=user or ""))
-        return [TokenInfo.from_pb(t) for t in reply.tokens]
+        return [token_info_from_pb(t) for t in reply.tokens]
 
     def revoke_token(self, token_id: str, user: str | None = None) -> None:
         self._call(self._stub.RevokeToken, apb.RevokeTokenRequest(id=token_id, user=user or ""))
@@ -330,12 +341,12 @@ class ArenaClient(TrialCalls):
 
     def list_bots(self, owner: str | None = None) -> list[BotInfo]:
         reply = self._call(self._stub.ListBots, apb.ListBotsRequest(owner=owner or ""))
-        return [BotInfo.from_pb(b) for b in reply.bots]
+        return [bot_from_pb(b) for b in reply.bots]
 
     def list_versions(self, bot: str) -> list[BotVersion]:
         """The versions of ``owner/name``, oldest first."""
         reply = self._call(self._stub.ListVersions, apb.ListVersionsRequest(bot=bot))
-        return [BotVersion.from_pb(v) for v in reply.versions]
+        return [version_from_pb(v) for v in reply.versions]
 
     # -- ladders --------------------------------------------------------------------------
 
@@ -352,11 +363,11 @@ class ArenaClient(TrialCalls):
             decision_seconds=decision_seconds or 0.0, batch=_non_negative(batch, "batch"))
         if ruleset is not None:
             ruleset_to_pb(ruleset, request.ruleset)
-        return Ladder.from_pb(self._call(self._stub.CreateLadder, request))
+        return ladder_from_pb(self._call(self._stub.CreateLadder, request))
 
     def list_ladders(self) -> list[Ladder]:
         reply = self._call(self._stub.ListLadders, apb.ListLaddersRequest())
-        return [Ladder.from_pb(lad) for lad in reply.ladders]
+        return [ladder_from_pb(lad) for lad in reply.ladders]
 
     def ladder(self, name: str) -> Ladder:
         for found in self.list_ladders():
@@ -367,15 +378,15 @@ class ArenaClient(TrialCalls):
 
     def join(self, ladder: str, bot: str) -> Entry:
         """Enter ``bot`` (your bot's name, or ``owner/name``) in ``ladder``."""
-        return Entry.from_pb(self._call(self._stub.JoinLadder,
+        return entry_from_pb(self._call(self._stub.JoinLadder,
                                         apb.JoinLadderRequest(ladder=ladder, bot=bot)))
 
     def leaderboard(self, ladder: str) -> Leaderboard:
-        return Leaderboard.from_pb(self._call(self._stub.GetLeaderboard,
+        return leaderboard_from_pb(self._call(self._stub.GetLeaderboard,
                                               apb.GetLeaderboardRequest(ladder=ladder)))
 
     def ladder_status(self, ladder: str) -> LadderStatus:
-        return LadderStatus.from_pb(self._call(self._stub.GetLadderStatus,
+        return status_from_pb(self._call(self._stub.GetLadderStatus,
                                                apb.GetLadderStatusRequest(ladder=ladder)))
 
     def watch(self, ladder: str, *, reconnect: Reconnecting | None = None,
@@ -425,13 +436,13 @@ class ArenaClient(TrialCalls):
             ladder=ladder, start=start, count=count, newest_first=newest_first,
             status=wanted[status] if status is not None else apb.MATCH_STATUS_UNSPECIFIED)
         reply = self._call(self._stub.ListMatches, request)
-        found = [Match.from_pb(m) for m in reply.matches]
+        found = [match_from_pb(m) for m in reply.matches]
         # A server older than the total field says 0: the page is all it knows of.
         return MatchList(found, start, max(reply.total, start + len(found)),
                          reply.max_count or len(found))
 
     def match(self, match_id: str) -> Match:
-        return Match.from_pb(self._call(self._stub.GetMatch, apb.GetMatchRequest(id=match_id)))
+        return match_from_pb(self._call(self._stub.GetMatch, apb.GetMatchRequest(id=match_id)))
 
     def replays_blob(self, match_id: str) -> bytes:
         """The match's replays as stored: a gzip-compressed JSON Lines file (``.jsonl.gz``),

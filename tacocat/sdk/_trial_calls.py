@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import grpc
 
 from tacocat.engine.sprt import Sprt
+from tacocat.models import Trial
 from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
 
 from ._errors import ArenaApiError, ServerUnavailableError
 from ._follow import Reconnecting, reconnecting
-from ._trial_types import Trial
+from ._trial_types import trial_from_pb
 
 _T = TypeVar("_T")
 
@@ -41,10 +42,10 @@ class TrialCalls:
             candidate=candidate, baseline=baseline, elo0=sprt.elo0, elo1=sprt.elo1,
             alpha=sprt.alpha, beta=sprt.beta, max_games=max_games,
             games_per_match=games_per_match, decision_seconds=decision_seconds)
-        return Trial.from_pb(self._call(self._stub.CreateTrial, request))
+        return trial_from_pb(self._call(self._stub.CreateTrial, request))
 
     def trial(self, trial_id: str) -> Trial:
-        return Trial.from_pb(self._call(self._stub.GetTrial, apb.GetTrialRequest(id=trial_id)))
+        return trial_from_pb(self._call(self._stub.GetTrial, apb.GetTrialRequest(id=trial_id)))
 
     def watch_trial(self, trial_id: str, *, reconnect: Reconnecting | None = None,
                     ) -> Generator[Trial, None, None]:
@@ -60,7 +61,7 @@ class TrialCalls:
         trial = None
         try:
             for message in call:
-                trial = Trial.from_pb(message)
+                trial = trial_from_pb(message)
                 yield trial
         except grpc.RpcError as exc:
             raise self._error(exc) from None
@@ -81,10 +82,10 @@ class TrialCalls:
         most 1000)."""
         reply = self._call(self._stub.ListTrials, apb.ListTrialsRequest(
             owner=owner or "", version=version or "", count=count))
-        return [Trial.from_pb(t) for t in reply.trials], reply.more
+        return [trial_from_pb(t) for t in reply.trials], reply.more
 
     def cancel_trial(self, trial_id: str) -> Trial:
         """Stop scheduling a test of yours: queued matches are skipped, one being played is
         not counted; returns the test as it stopped."""
-        return Trial.from_pb(self._call(self._stub.CancelTrial,
+        return trial_from_pb(self._call(self._stub.CancelTrial,
                                         apb.CancelTrialRequest(id=trial_id)))

@@ -1,5 +1,9 @@
 """The arena API from Python: :class:`ArenaClient`, what it returns, and what it raises.
 
+What it returns are the arena's own value types (:mod:`tacocat.models`: ``Ladder``,
+``Leaderboard``, ``Match``, ...), decoded from the API's messages, and a few of the client's
+(``ServerInfo``, ``NewToken``, ``Submitted``, ``LeaderboardUpdate``, ``MatchList``).
+
 ``from tacocat.sdk.arena import ArenaClient, Leaderboard, NotFoundError`` (``ArenaClient``
 and the errors are also in :mod:`tacocat.sdk`). See :mod:`tacocat.sdk._arena_client` for
 where the token comes from.
@@ -17,6 +21,24 @@ Exceptions::
           └── ServerUnavailableError  unreachable, timed out, shutting down, Redis down
 """
 
+from tacocat.models import (
+    BotInfo,
+    BotVersion,
+    Entry,
+    Ladder,
+    LadderStatus,
+    Leaderboard,
+    Match,
+    MatchGameResult,
+    MatchResult,
+    MatchStatus,
+    PairStanding,
+    Standing,
+    TokenInfo,
+    Trial,
+    TrialStatus,
+    VersionStatus,
+)
 from tacocat.protocol.arena import ARENA_SERVICE, MAX_SUBMISSION_BYTES
 
 from ._arena_client import (
@@ -33,26 +55,12 @@ from ._arena_client import (
     parse_replays,
 )
 from ._arena_types import (
-    BotInfo,
-    BotVersion,
-    Entry,
-    Ladder,
-    LadderStatus,
-    Leaderboard,
     LeaderboardUpdate,
-    Match,
-    MatchGameResult,
     MatchList,
-    MatchResult,
-    MatchStatus,
     NewToken,
-    PairStanding,
     ServerInfo,
-    Standing,
     Submitted,
-    TokenInfo,
     UserInfo,
-    VersionStatus,
 )
 from ._errors import (
     AlreadyExistsError,
@@ -65,7 +73,6 @@ from ._errors import (
     ServerUnavailableError,
 )
 from ._logs_types import BotLog, MatchLogs
-from ._trial_types import Trial, TrialStatus
 
 __all__ = [
     "ADMIN_TOKEN_FILE", "ARENA_SERVICE", "DEFAULT_DATA_DIR", "MAX_SUBMISSION_BYTES",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from tacocat.arena import (
-    Bot,
+    BotInfo,
     BotVersion,
     Entry,
     Ladder,
@@ -49,7 +49,7 @@ def token_info_to_pb(info: TokenInfo) -> apb.TokenInfo:
                          created_at=info.created_at)
 
 
-def bot_to_pb(bot: Bot) -> apb.Bot:
+def bot_to_pb(bot: BotInfo) -> apb.Bot:
     return apb.Bot(id=bot.id, owner=bot.owner, name=bot.name, created_at=bot.created_at,
                    versions=bot.versions, current=bot.current,
                    current_version=bot.current_version or "")
@@ -85,7 +85,7 @@ def leaderboard_to_pb(board: Leaderboard) -> apb.Leaderboard:
                           computed_at=board.computed_at)
     for rank, s in enumerate(board.standings, 1):
         line = msg.standings.add(
-            rank=rank, version=s.version, bot=s.bot, owner=s.bot.partition("/")[0],
+            rank=rank, version=s.version, bot=s.bot, owner=s.owner,
             active=s.active, elo=s.elo, matches=s.matches, games=s.games, wins=s.wins,
             ties=s.ties, losses=s.losses, aborted=s.aborted)
         if s.rating is not None:
@@ -136,7 +136,7 @@ def match_to_pb(match: Match) -> apb.Match:
     secret)."""
     recorded = match.status is MatchStatus.RECORDED
     msg = apb.Match(id=match.id, ladder=match.ladder, round=match.round, a=match.a, b=match.b,
-                    games=match.games, seed=match.seed if recorded else "",
+                    games=match.games, seed=(match.seed or "") if recorded else "",
                     status=MATCH_STATUS[match.status], created_at=match.created_at,
                     enqueued_at=match.enqueued_at, reason=match.reason)
     if match.recorded_at is not None:

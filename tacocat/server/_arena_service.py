@@ -41,7 +41,7 @@ from tacocat.arena import (
     Unauthenticated,
     User,
 )
-from tacocat.arena.models import check_name
+from tacocat.arena.ids import check_name
 from tacocat.engine import EngineError
 from tacocat.protocol import ProtocolError, ruleset_from_pb
 from tacocat.protocol.arena import ARENA_SERVICE, MAX_ARENA_RESPONSE, REPLAY_CHUNK_BYTES

@@ -25,8 +25,8 @@ from tacocat.arena import (
 )
 from tacocat.arena.history import RatingHistory, rating_history
 from tacocat.arena.live import LiveMatch
-from tacocat.arena.results import SIDES
 from tacocat.engine import GameRecord
+from tacocat.models import SIDES
 
 from ._replay import replay_view
 

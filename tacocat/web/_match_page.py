@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from urllib.parse import quote
 
 from tacocat.arena import MatchStatus
-from tacocat.arena.results import GameResult
 from tacocat.engine import Reason
+from tacocat.models import MatchGameResult
 
 from ._data import MatchView, side_version
 from ._html import Html, esc, join, json_script, tag
@@ -28,7 +28,7 @@ from ._layout import (
 )
 
 
-def _game_outcome(view: MatchView, game: GameResult) -> Html:
+def _game_outcome(view: MatchView, game: MatchGameResult) -> Html:
     match = view.match
     if game.reason is Reason.FORFEIT and game.offender is not None:
         fault = game.fault.value if game.fault is not None else "forfeit"

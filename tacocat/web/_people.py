@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import quote
 
-from tacocat.arena import Arena, Bot, BotVersion, LogEntry, Standing
-from tacocat.arena.models import version_id
+from tacocat.arena import Arena, BotInfo, BotVersion, LogEntry, Standing
+from tacocat.arena.ids import version_id
 from tacocat.arena.trials import Trial, Trials
 
 from ._data import log_json, standing_json
@@ -60,7 +60,7 @@ class HeadToHead:
 
 @dataclass(frozen=True)
 class BotPage:
-    bot: Bot
+    bot: BotInfo
     versions: tuple[BotVersion, ...]
     ratings: tuple[tuple[str, Standing], ...]  # (ladder, standing of one of its versions)
     recent: tuple[tuple[str, LogEntry], ...]  # (ladder, match), newest first
@@ -98,7 +98,7 @@ def load_bot_page(arena: Arena, bot_id: str) -> BotPage:
 @dataclass(frozen=True)
 class UserPage:
     name: str
-    bots: tuple[Bot, ...]
+    bots: tuple[BotInfo, ...]
 
 
 def load_user_page(arena: Arena, name: str) -> UserPage:

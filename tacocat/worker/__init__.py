@@ -22,15 +22,15 @@ from .dispatcher import Dispatcher
 from .errors import SandboxUnavailableError, WorkerError
 from .jobs import JobContext, MatchReport, SmokeReport, configure, run_match, run_smoke_test
 from .launch import BotSpec, Launcher
-from .match import MatchError, MatchPlayer, PlayedMatch
+from .match import MatchError, MatchPlayer, MatchRun
 from .pool import WorkerPool
 from .queue import MatchQueue, match_job_id, smoke_job_id, worker_stats
 from .settings import WorkerSettings
 
 __all__ = [
     "IDLE_SWEEP_EVERY", "BotSpec", "Dispatcher", "JobContext", "Launcher", "MatchError",
-    "MatchPlayer", "MatchQueue", "MatchReport", "PlayedMatch", "SandboxUnavailableError",
-    "SmokeReport", "WorkerError", "WorkerPool", "WorkerSettings",
-    "configure", "match_folders_of", "match_job_id", "run_match", "run_smoke_test",
-    "smoke_job_id", "worker_stats",
+    "MatchPlayer", "MatchQueue", "MatchReport", "MatchRun", "SandboxUnavailableError",
+    "SmokeReport", "WorkerError", "WorkerPool", "WorkerSettings", "configure",
+    "match_folders_of", "match_job_id", "run_match", "run_smoke_test", "smoke_job_id",
+    "worker_stats",
 ]

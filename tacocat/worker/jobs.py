@@ -63,7 +63,7 @@ from ._folders import match_folder
 from .bounds import MatchTimeouts, stall_seconds
 from .errors import SandboxUnavailableError
 from .launch import BotSpec, Launcher
-from .match import MatchPlayer, PlayedMatch
+from .match import MatchPlayer, MatchRun
 from .queue import MatchQueue, stats_key
 from .settings import WorkerSettings
 
@@ -209,7 +209,7 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
 def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
                   schedule: Sequence[ScheduledGame], rules: Ruleset, time_limit: float,
                   batch: int, on_game: Callable[[MatchGame], None] | None = None,
-                  on_progress: Callable[[], None] | None = None) -> PlayedMatch:
+                  on_progress: Callable[[], None] | None = None) -> MatchRun:
     """Play ``schedule`` between the stored versions ``a`` and ``b``, each unpacked into a
     private folder and sandboxed (ladder and trial matches alike). ``on_game`` gets each
     game as it ends, ``on_progress`` is called after every decision answered (or failed)."""
@@ -319,7 +319,7 @@ def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> Bot
     return BotSpec(version_id, folder, trusted=trusted)
 
 
-def _count(arena: Arena, played: PlayedMatch, report: MatchReport) -> None:
+def _count(arena: Arena, played: MatchRun, report: MatchReport) -> None:
     pipe = arena.redis.pipeline(transaction=False)
     key = stats_key(arena.keys.prefix)
     pipe.hincrby(key, "matches", 1)
@@ -343,7 +343,7 @@ def _count(arena: Arena, played: PlayedMatch, report: MatchReport) -> None:
     pipe.execute()
 
 
-def _log_match(a: str, b: str, played: PlayedMatch, report: MatchReport) -> None:
+def _log_match(a: str, b: str, played: MatchRun, report: MatchReport) -> None:
     faults = [f"{side.name} {', '.join(f'{f.fault.value}' for f in side.failures)}"
               + (" (gave up)" if side.gave_up else "")
               for side in played.sides if side.failures]
@@ -464,7 +464,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
     return SmokeReport(version_id, "activated")
 
 
-def _first_forfeit(played: PlayedMatch) -> str:
+def _first_forfeit(played: MatchRun) -> str:
     """The candidate's first forfeit as a reason its owner can act on, or ''."""
     for index, (record, a_seat) in enumerate(zip(played.records, played.a_seats, strict=True)):
         outcome = record.result

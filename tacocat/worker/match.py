@@ -9,8 +9,8 @@ game: a start costs ~100 ms, a game a few ms), launched through the worker's
 (:mod:`tacocat.referee`'s table: faults forfeit games, never the job; three costly faults in
 a row and a side gives up; so does a side whose time bank for the match runs out).
 
-Each side's stderr is kept (:class:`~tacocat.protocol.logs.BotLog`, capped) for its owner:
-:attr:`PlayedMatch.logs`.
+Each side's stderr is kept (:class:`~tacocat.protocol.logs.CappedLog`) for its owner:
+:attr:`MatchRun.logs`.
 
 Only a failure that cannot be the bots' doing raises :class:`MatchError`: both bots failing
 their very first start (a broken sandbox or interpreter), so the job fails and is retried
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tacocat.engine import GameRecord, MatchGame, Ruleset, ScheduledGame
-from tacocat.protocol.logs import BotLog
+from tacocat.protocol.logs import CappedLog
 from tacocat.referee import (
     BANK_LIMITS_PER_GAME,
     DEFAULT_BATCH,
@@ -62,7 +62,11 @@ class Timings:
 
 
 @dataclass
-class PlayedMatch:
+class MatchRun:
+    """What playing a match between the two bot processes gave: the games' records and the
+    seat A sat in, in schedule order; the timings, each side's report and its capped log.
+    (The referee's :class:`~tacocat.referee.PlayedMatch` is the loop's own account.)"""
+
     records: list[GameRecord]
     a_seats: list[int]
     timings: Timings
@@ -78,7 +82,7 @@ class _Side:
                  startup_timeout: float, on_decision: DecisionTimer | None) -> None:
         self.bot = bot
         self.command: SandboxedCommand = launcher.command(bot)
-        self.log = BotLog()
+        self.log = CappedLog()
         self.host = HostProcess(bot.name, startup_timeout=startup_timeout, log=self.log,
                                 **self.command.host_process_kwargs())
         # Sandboxed bots have a cpuacct cgroup: their background CPU counts against them.
@@ -138,7 +142,7 @@ class MatchPlayer:
         self.timings.bot_stop += self.clock() - started
 
     def play(self, schedule: Sequence[ScheduledGame],
-             on_game: Callable[[MatchGame], None] | None = None) -> PlayedMatch:
+             on_game: Callable[[MatchGame], None] | None = None) -> MatchRun:
         """Play ``schedule``, players named by the sides' names (A's first when A sits in 0);
         ``on_game`` gets each game as soon as it ends (watchers follow the match live)."""
         a, b = self._sides
@@ -154,5 +158,5 @@ class MatchPlayer:
             self.timings.bot_start += starts
             self.timings.starts += a.seat.starts + b.seat.starts
             self.timings.games += self.clock() - started - starts
-        return PlayedMatch([g.record for g in played.games], [g.a_seat for g in played.games],
+        return MatchRun([g.record for g in played.games], [g.a_seat for g in played.games],
                            self.timings, played.sides, (a.log.data, b.log.data))

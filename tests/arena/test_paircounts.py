@@ -10,7 +10,7 @@ import random
 import numpy as np
 import redis as redis_py
 
-from tacocat.arena import Arena, GameResult, MatchResult, standings
+from tacocat.arena import Arena, MatchGameResult, MatchResult, standings
 from tacocat.arena.paircounts import read_pair_counts, read_whole
 from tacocat.arena.recording import record_match
 from tacocat.arena.results import dumps_json
@@ -26,13 +26,13 @@ def random_result(rng: random.Random, games: int) -> MatchResult:
     for i in range(games):
         kind = rng.random()
         if kind < 0.15:
-            out.append(GameResult(i % 2, Reason.ABORTED, None))
+            out.append(MatchGameResult(i % 2, Reason.ABORTED, None))
         elif kind < 0.3:
-            out.append(GameResult(i % 2, Reason.GOAL, None))
+            out.append(MatchGameResult(i % 2, Reason.GOAL, None))
         elif kind < 0.4:
-            out.append(GameResult(i % 2, Reason.FORFEIT, "b", Fault.TIMEOUT, "a"))
+            out.append(MatchGameResult(i % 2, Reason.FORFEIT, "b", Fault.TIMEOUT, "a"))
         else:
-            out.append(GameResult(i % 2, Reason.GOAL, rng.choice("ab")))  # type: ignore[arg-type]
+            out.append(MatchGameResult(i % 2, Reason.GOAL, rng.choice("ab")))  # type: ignore[arg-type]
     return MatchResult(tuple(out), 0.0)
 
 

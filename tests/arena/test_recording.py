@@ -13,8 +13,8 @@ import redis as redis_py
 
 from tacocat.arena import (
     Arena,
-    GameResult,
     InvalidArgument,
+    MatchGameResult,
     MatchResult,
     MatchStatus,
     NotFound,
@@ -22,6 +22,7 @@ from tacocat.arena import (
 from tacocat.arena.ratings import elo_update
 from tacocat.arena.recording import INITIAL_ELO
 from tacocat.engine import Fault, Reason
+from tacocat.models import ModelError
 
 from .helpers import Field, make_field, record_in_process
 
@@ -40,7 +41,7 @@ def ladder(redis: redis_py.Redis, bots: int = 4, *, pairing: int = 20,
 
 
 def all_a_wins(games: int) -> MatchResult:
-    return MatchResult(tuple(GameResult(i % 2, Reason.GOAL, "a") for i in range(games)), 1.0)
+    return MatchResult(tuple(MatchGameResult(i % 2, Reason.GOAL, "a") for i in range(games)), 1.0)
 
 
 def elo_after(scores: list[float]) -> tuple[float, float]:
@@ -190,10 +191,10 @@ def test_results_are_checked_against_the_match(redis: redis_py.Redis) -> None:
         field.arena.record_match("main.1.0000000000000000", all_a_wins(10))
     with pytest.raises(InvalidArgument, match=r"LADDER\.ROUND\.DIGEST"):
         field.arena.record_match("nonsense", all_a_wins(10))
-    with pytest.raises(InvalidArgument, match="winner must be 'a'"):
-        GameResult(0, Reason.FORFEIT, "b", Fault.TIMEOUT, "b")
-    with pytest.raises(InvalidArgument, match="needs its fault"):
-        GameResult(0, Reason.FORFEIT, "a", offender="b")
+    with pytest.raises(ModelError, match="winner must be 'a'"):
+        MatchGameResult(0, Reason.FORFEIT, "b", Fault.TIMEOUT, "b")
+    with pytest.raises(ModelError, match="needs its fault"):
+        MatchGameResult(0, Reason.FORFEIT, "a", offender="b")
 
 
 def test_a_cancelled_match_that_was_played_anyway_is_recorded(redis: redis_py.Redis) -> None:
@@ -250,8 +251,8 @@ def test_every_commit_is_announced_with_its_version(redis: redis_py.Redis) -> No
 def test_aborted_games_are_kept_but_not_rated(redis: redis_py.Redis) -> None:
     field = ladder(redis, 2)
     (match, *_) = field.arena.schedule("main", field.enqueue)
-    games = [GameResult(i % 2, Reason.GOAL, "a") for i in range(8)]
-    games += [GameResult(0, Reason.ABORTED, None), GameResult(1, Reason.ABORTED, None)]
+    games = [MatchGameResult(i % 2, Reason.GOAL, "a") for i in range(8)]
+    games += [MatchGameResult(0, Reason.ABORTED, None), MatchGameResult(1, Reason.ABORTED, None)]
     result = MatchResult(tuple(games), 2.0)
     assert (result.wins, result.ties, result.losses, result.aborted) == (8, 0, 0, 2)
     field.arena.record_match(match.id, result)

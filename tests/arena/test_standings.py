@@ -10,8 +10,8 @@ import redis as redis_py
 
 from tacocat.arena import Leaderboard, MatchStatus, recording, standings
 from tacocat.arena.ratings import likelihood_of_superiority
-from tacocat.arena.results import SIDES
 from tacocat.arena.standings import store_standings, update_standings
+from tacocat.models import SIDES
 
 from .helpers import Field, make_field
 

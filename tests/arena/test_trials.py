@@ -12,8 +12,8 @@ import redis as redis_py
 
 from tacocat.arena import (
     FailedPrecondition,
-    GameResult,
     InvalidArgument,
+    MatchGameResult,
     MatchResult,
     NotFound,
     PermissionDenied,
@@ -36,7 +36,7 @@ from ..worker.worker_helpers import ArenaField, good_bot, make_field
 def result(scores: Sequence[float]) -> MatchResult:
     """A's games with these scores (1, 0.5, 0), seats alternating as in duplicate pairs."""
     winner = {1.0: "a", 0.0: "b", 0.5: None}
-    return MatchResult(tuple(GameResult(i % 2, Reason.GOAL, winner[s])  # type: ignore[arg-type]
+    return MatchResult(tuple(MatchGameResult(i % 2, Reason.GOAL, winner[s])  # type: ignore[arg-type]
                              for i, s in enumerate(scores)), 0.1)
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from tacocat.engine import duplicate_pairs
 from tacocat.engine.bots import GreedyBot
-from tacocat.protocol.logs import LOG_CAP, BotLog, LogCap, cut_notice, game_marker, split_games
+from tacocat.protocol.logs import LOG_CAP, CappedLog, LogCap, cut_notice, game_marker, split_games
 from tacocat.referee import HostProcess, InProcessSeat, ProcessSeat, play_match
 
 
 def test_the_cap_keeps_its_bytes_then_says_so_once() -> None:
-    log = BotLog(cap=10)
+    log = CappedLog(cap=10)
     log.write(b"12345")
     log.write(b"6789abcdef")
     log.write(b"more")
@@ -24,7 +24,7 @@ def test_the_cap_keeps_its_bytes_then_says_so_once() -> None:
 
 
 def test_referee_lines_start_on_a_line_of_their_own() -> None:
-    log = BotLog()
+    log = CappedLog()
     log.note("first")
     log.write(b"half a line")
     log.note("crash: exited with code 1\n")
@@ -45,7 +45,7 @@ def test_a_host_that_floods_its_stderr_is_cut_at_the_cap(tmp_path: Path) -> None
                    "class Loud(GreedyBot):\n    def duel(self, obs):\n"
                    "        print('x' * 10_000, file=sys.stderr)\n"
                    "        return super().duel(obs)\n")
-    log = BotLog()
+    log = CappedLog()
     with HostProcess(str(bot), log=log) as host:
         played = play_match((ProcessSeat(host, 2.0), InProcessSeat(GreedyBot)),
                             duplicate_pairs(4, "loud"), names=("loud", "greedy"), batch=2)

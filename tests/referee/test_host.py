@@ -12,7 +12,7 @@ import pytest
 
 from tacocat.engine import Fault, MatchGame, Reason, duplicate_pairs
 from tacocat.engine.bots import GreedyBot, RandomBot
-from tacocat.protocol.logs import BotLog, split_games
+from tacocat.protocol.logs import CappedLog, split_games
 from tacocat.referee import (
     HostError,
     HostProcess,
@@ -73,7 +73,7 @@ def test_a_bot_that_prints_to_stdout_does_not_corrupt_the_frames() -> None:
 
 @pytest.mark.parametrize("batch", [1, 8])
 def test_a_bot_that_raises_forfeits_with_crash_and_plays_on(batch: int) -> None:
-    log = BotLog()
+    log = CappedLog()
     with HostProcess(str(BOTS / "crashing_bot.py"), log=log) as host:
         games = match(host, games=8, batch=batch)
         for game in games:
@@ -93,7 +93,7 @@ def test_a_bot_that_raises_forfeits_with_crash_and_plays_on(batch: int) -> None:
 
 
 def test_a_host_that_dies_forfeits_with_crash_and_is_restarted() -> None:
-    log = BotLog()
+    log = CappedLog()
     with HostProcess(str(BOTS / "exiting_bot.py"), log=log) as host:
         played = play(host, games=2)
         for game in played.games:

@@ -20,7 +20,7 @@ from tacocat.arena.logs import MatchLog
 from tacocat.cli._logs_cmds import log_text
 from tacocat.engine import Fault, duplicate_pairs
 from tacocat.engine.bots import GreedyBot
-from tacocat.protocol.logs import BotLog, shown_as_text
+from tacocat.protocol.logs import CappedLog, shown_as_text
 from tacocat.referee import HostProcess, InProcessSeat, PlayedMatch, ProcessSeat, play_match
 from tacocat.sdk import arena as sdk_arena
 from tacocat.web._logs_view import logs_panel
@@ -64,7 +64,7 @@ def _play(tmp_path: Path, name: str, source: str,
           timed: list[float] | None = None) -> tuple[PlayedMatch, str]:
     bot = tmp_path / f"{name}.py"
     bot.write_text(source)
-    log = BotLog()
+    log = CappedLog()
     with HostProcess(str(bot), log=log) as host:
         seat = ProcessSeat(host, 2.0, on_decision=None if timed is None else timed.append)
         played = play_match((seat, InProcessSeat(GreedyBot)),

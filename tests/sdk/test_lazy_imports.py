@@ -30,6 +30,7 @@ NOT_IN_HOST = (
     "traceback",
     "tacocat.sdk._arena_client",
     "tacocat.sdk._arena_types",
+    "tacocat.models",
     "tacocat.sdk._live",
     "tacocat.sdk._tls",
     "tacocat.sdk._local",

@@ -11,7 +11,7 @@ from typing import Any
 import redis as redis_py
 from aiohttp.test_utils import TestClient, TestServer
 
-from tacocat.arena import GameResult, MatchResult
+from tacocat.arena import MatchGameResult, MatchResult
 from tacocat.arena.history import rating_history
 from tacocat.engine import Reason
 from tacocat.web import WebSettings, create_app
@@ -27,7 +27,8 @@ def big_ladder(redis: redis_py.Redis) -> Any:
         match = arena.get_match(match_id)
         winner = "a" if match.a < match.b else "b"
         arena.record_match(match_id, MatchResult(
-            (GameResult(0, Reason.GOAL, winner), GameResult(1, Reason.GOAL, winner)), 0.0))
+            (MatchGameResult(0, Reason.GOAL, winner), MatchGameResult(1, Reason.GOAL, winner)),
+            0.0))
     return arena
 
 
@@ -86,7 +87,7 @@ def test_rating_history_read_on_equals_a_fresh_read(redis: redis_py.Redis) -> No
     pending = [m.id for m in arena.list_matches("big", count=2000) if m.result is None]
     for match_id in pending[:25]:
         arena.record_match(match_id, MatchResult(
-            (GameResult(0, Reason.GOAL, "b"), GameResult(1, Reason.GOAL, "a")), 0.0))
+            (MatchGameResult(0, Reason.GOAL, "b"), MatchGameResult(1, Reason.GOAL, "a")), 0.0))
     later = rating_history(arena.redis, arena.keys, "big", since=before)
     fresh = rating_history(arena.redis, arena.keys, "big")
     assert later.version == fresh.version == 65

@@ -14,7 +14,7 @@ import pytest
 
 from tacocat.engine import STANDARD, Fault, Reason, duplicate_pairs
 from tacocat.worker import Launcher, MatchPlayer
-from tacocat.worker.match import PlayedMatch
+from tacocat.worker.match import MatchRun
 from tacocat.worker.sandbox import SandboxPolicy
 from tests.independent_checker import check_record
 
@@ -28,7 +28,7 @@ BOTS = Path(__file__).parent / "hostile_bots"
 
 def _match(tmp_path: Path, hostile: str, *, policy: SandboxPolicy | None = None,
            opponent: bytes | None = None, time_limit: float = 1.0, games: int = 2,
-           ) -> tuple[list[str], PlayedMatch]:
+           ) -> tuple[list[str], MatchRun]:
     assert SANDBOX, "bubblewrap is required: hostile bots never run unsandboxed"
     launcher = Launcher(policy or SandboxPolicy(), sandbox=True, cpu=0)
     good = bot_folder(tmp_path / "good", "good@1", opponent or good_bot("good"))
@@ -47,7 +47,7 @@ def _match(tmp_path: Path, hostile: str, *, policy: SandboxPolicy | None = None,
     return [r.result.detail for r in played.records], played
 
 
-def _forfeits(played: PlayedMatch, fault: Fault) -> None:
+def _forfeits(played: MatchRun, fault: Fault) -> None:
     for index, record in enumerate(played.records):
         result = record.result
         assert result.reason is Reason.FORFEIT and result.fault is fault, result

@@ -127,7 +127,7 @@ def _full_ladder(arena: Arena, bots: int, rng: random.Random) -> list[str]:
 
 
 def _measure(arena: Arena, queue: list[str], repeat: int) -> dict[str, Any]:
-    from tacocat.arena import GameResult, MatchResult, standings  # noqa: PLC0415
+    from tacocat.arena import MatchGameResult, MatchResult, standings  # noqa: PLC0415
     from tacocat.arena.paircounts import read_pair_counts  # noqa: PLC0415
     from tacocat.arena.ratings import fit_arrays  # noqa: PLC0415
     from tacocat.arena.recording import record_match  # noqa: PLC0415
@@ -144,7 +144,8 @@ def _measure(arena: Arena, queue: list[str], repeat: int) -> dict[str, Any]:
         standings.update_standings(redis, keys, LADDER)
 
     def one_more() -> None:
-        result = MatchResult((GameResult(0, Reason.GOAL, "a"), GameResult(1, Reason.GOAL, "b")),
+        result = MatchResult((MatchGameResult(0, Reason.GOAL, "a"),
+                              MatchGameResult(1, Reason.GOAL, "b")),
                              0.0)
         record_match(redis, keys, queue.pop(), result, fsync_timeout=None)
 

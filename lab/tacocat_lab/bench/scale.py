@@ -308,7 +308,7 @@ class _Run:
     def _result(self, match_id: str, bot_a: str, bot_b: str, games: int) -> MatchResult:
         """Games drawn from the true strengths; the same match gets the same games in every
         run (seeded by the match id), so orders differ only in which matches come first."""
-        from tacocat.arena import GameResult, MatchResult  # noqa: PLC0415
+        from tacocat.arena import MatchGameResult, MatchResult  # noqa: PLC0415
         from tacocat.arena.ratings import expected_score  # noqa: PLC0415
         from tacocat.engine import Reason  # noqa: PLC0415
 
@@ -316,7 +316,7 @@ class _Run:
         rng = random.Random(digest)
         p = expected_score(self.truth[bot_a], self.truth[bot_b])
         return MatchResult(tuple(
-            GameResult(i % 2, Reason.GOAL, "a" if rng.random() < p else "b")
+            MatchGameResult(i % 2, Reason.GOAL, "a" if rng.random() < p else "b")
             for i in range(games)), seconds=0.0, worker="bench-scale")
 
     # -- measuring -----------------------------------------------------------------------------
