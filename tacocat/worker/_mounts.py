@@ -274,8 +274,11 @@ def _interpreter_options(argv: Sequence[str]) -> list[str]:
 def _check_argv(python_argv: Sequence[str], policy: SandboxPolicy | None = None) -> list[str]:
     argv = [str(a) for a in python_argv]
     if not argv or not os.path.isabs(argv[0]):
-        raise ValueError("python_argv must start with the absolute path of the interpreter")
+        raise ValueError("python_argv must start with the absolute path of the interpreter "
+                         f"or program, got {argv[:1]!r}")
     if policy is not None:
+        if _under(argv[0], BOT_DIR):  # the bot's own program (a built binary, a script)
+            return argv
         real = os.path.realpath(argv[0])
         roots = (*_SYSTEM_ROOTS, *_visible_python_paths(policy))
         if not any(_under(p, r) for p in (argv[0], real) for r in roots):
