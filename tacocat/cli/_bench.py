@@ -16,6 +16,7 @@ from tacocat.referee import DEFAULT_BATCH, play_in_process
 from . import (
     _bench_chaos,
     _bench_ladder,
+    _bench_languages,
     _bench_load,
     _bench_neighbour,
     _bench_referee,
@@ -58,6 +59,8 @@ Measure throughput. Prints one JSON line with the result.
            double-counted matches (0 expected) and recovery times
   neighbour  sandboxed match times on core 0 alone, then with a background-spinning bot
            playing on core 1: p50/p99 side by side
+  languages  the JavaScript and C starters against the Python one: a bot process's start
+           (to its Hello) and its CPU per decision, medians and ratios
 """
 
 
@@ -80,6 +83,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _bench_refit.add_parser(kinds)
     _bench_chaos.add_parser(kinds)
     _bench_neighbour.add_parser(kinds)
+    _bench_languages.add_parser(kinds)
 
 
 _CHUNK = 200
