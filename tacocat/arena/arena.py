@@ -257,6 +257,25 @@ class Arena:
         """The uploaded bytes; unpack them with :func:`tacocat.arena.submissions.unpack`."""
         return bots.version_source(self.redis, self.keys, version)
 
+    def store_build(self, version: str, files: bytes | None, log: bytes) -> None:
+        """Keep a version's build (the worker): the built folder as a tar (``None``: the
+        build failed) and what it printed, for the owner."""
+        bots.store_build(self.redis, self.keys, version, files, log)
+
+    def version_build(self, version: str) -> bytes | None:
+        """The version's built folder (a tar), if a worker built it."""
+        return bots.version_build(self.redis, self.keys, version)[0]
+
+    def build_log(self, actor: User, version: str) -> bytes:
+        """What the version's build printed: its owner's (or an admin's) to read."""
+        found = self.get_version(version)
+        if actor.name != split_bot_id(found.bot)[0] and not actor.admin:
+            raise PermissionDenied(f"the build log of {version} is its owner's")
+        log = bots.version_build(self.redis, self.keys, version)[1]
+        if log is None:
+            raise NotFound(f"{version} has no build log (no build step, or not built yet)")
+        return log
+
     def pending_versions(self) -> list[BotVersion]:
         return bots.pending_versions(self.redis, self.keys)
 

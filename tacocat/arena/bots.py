@@ -212,6 +212,29 @@ def version_source(redis: Redis, keys: Keys, vid: str) -> bytes:
     return data if isinstance(data, bytes) else data.encode()
 
 
+def store_build(redis: Redis, keys: Keys, vid: str, files: bytes | None, log: bytes) -> None:
+    """Keep a version's build: its files (a tar; ``None`` for a failed build) and its log,
+    both at once (no half of a build is ever stored)."""
+    get_version(redis, keys, vid)  # NotFound for an unknown version
+    pipe = redis.pipeline(transaction=True)
+    if files is None:
+        pipe.delete(keys.version_build(vid))
+    else:
+        pipe.set(keys.version_build(vid), files)
+    pipe.set(keys.version_build_log(vid), log)
+    pipe.execute()
+
+
+def version_build(redis: Redis, keys: Keys, vid: str) -> tuple[bytes | None, bytes | None]:
+    """A version's built files and build log, each ``None`` where there is none yet."""
+    files, log = redis.mget([keys.version_build(vid), keys.version_build_log(vid)])
+    return _as_bytes(files), _as_bytes(log)
+
+
+def _as_bytes(value: bytes | str | None) -> bytes | None:
+    return value.encode() if isinstance(value, str) else value
+
+
 def pending_versions(redis: Redis, keys: Keys) -> list[BotVersion]:
     """Versions waiting for their smoke game, oldest first."""
     ids = [text(v) for v in redis.zrange(keys.pending_versions, 0, -1)]

@@ -108,7 +108,8 @@ class InvalidArgument(ArenaError, ValueError):  # noqa: N818 - the gRPC name
 class SubmissionRejected(InvalidArgument):
     """An uploaded bot failed validation. ``problem`` is a short machine-readable rule name:
     ``too_large``, ``bad_name``, ``empty``, ``not_zip``, ``unsafe_path``, ``zip_bomb``,
-    ``too_many_files``, ``no_bot_py``, ``encrypted``, ``not_utf8``, ``syntax_error``.
+    ``too_many_files``, ``no_bot_py``, ``encrypted``, ``not_utf8``, ``syntax_error``,
+    ``bad_manifest`` (a zip's ``bot.toml``).
     """
 
     def __init__(self, problem: str, message: str) -> None:

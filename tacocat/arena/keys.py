@@ -85,6 +85,15 @@ class Keys:
         """String: the uploaded bytes (a .py file or a zip)."""
         return f"{self.prefix}version:{version_id}:source"
 
+    def version_build(self, version_id: str) -> str:
+        """String: the built bot folder (a tar) of a version with a build step, made once by
+        a worker (``bot.toml``'s ``build``)."""
+        return f"{self.prefix}version:{version_id}:build"
+
+    def version_build_log(self, version_id: str) -> str:
+        """String: what that build printed, for the version's owner."""
+        return f"{self.prefix}version:{version_id}:build-log"
+
     @property
     def pending_versions(self) -> str:
         """Sorted set: versions awaiting their smoke game, by submission time."""

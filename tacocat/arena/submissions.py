@@ -1,10 +1,12 @@
-"""Checking an uploaded bot before it is stored: a single ``.py`` file or a zip with ``bot.py``.
+"""Checking an uploaded bot before it is stored: a ``.py`` file, or a zip with ``bot.py`` or
+with a ``bot.toml`` (a bot in another language, :mod:`tacocat.protocol.manifest`).
 
 What is checked here is what can be checked without running the code: the size of the
 upload, that a zip is safe to unpack (no absolute paths, no ``..``, no links, a bounded
-unpacked size and file count, so a zip bomb cannot fill a disk), that it has ``bot.py`` at
-its root, and that every Python file is UTF-8 and compiles. Whether the bot actually plays
-is the smoke game's job, run by the worker in the sandbox (see ``BotVersion.status``).
+unpacked size and file count, so a zip bomb cannot fill a disk), that it has ``bot.py`` or a
+valid ``bot.toml`` at its root, and that every Python file is UTF-8 and compiles. Whether
+the bot actually builds and plays is the smoke game's job, run by the worker in the
+sandbox (see ``BotVersion.status``).
 
 :func:`unpack` writes a validated upload into a directory for the sandbox, re-checking every
 path, so a worker never trusts the stored bytes blindly.
@@ -22,6 +24,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Final
+
+from tacocat.protocol.manifest import MANIFEST, ManifestError, parse_manifest
 
 from .errors import InvalidArgument, SubmissionRejected
 
@@ -109,7 +113,7 @@ def validate_submission(
     raise SubmissionRejected(
         "bad_name",
         f"{base!r} is neither a .py file nor a .zip archive; upload bot.py, or a zip with "
-        "bot.py at its root",
+        "bot.py (or a bot.toml, for another language) at its root",
     )
 
 
@@ -224,12 +228,15 @@ def _check_zip(base: str, data: bytes, limits: SubmissionLimits) -> tuple[tuple[
                 f"{base} unpacks to {declared} bytes; the limit is "
                 f"{limits.max_unpacked_bytes} bytes",
             )
-        if BOT_FILE not in files:
-            found = [f for f in files if f.rsplit("/", 1)[-1] == BOT_FILE]
+        if BOT_FILE not in files and MANIFEST not in files:
+            found = [f for f in files if f.rsplit("/", 1)[-1] in (BOT_FILE, MANIFEST)]
             hint = f" (found {found[0]!r}: zip the folder's contents, not the folder)" \
                 if found else ""
-            raise SubmissionRejected("no_bot_py", f"{base} has no {BOT_FILE} at its root{hint}")
+            raise SubmissionRejected("no_bot_py", f"{base} has neither {BOT_FILE} nor "
+                                     f"{MANIFEST} (a bot in another language) at its "
+                                     f"root{hint}")
         budget = limits.max_unpacked_bytes
+        manifest_text = b""
         for info in infos:
             if info.is_dir():
                 continue
@@ -237,7 +244,31 @@ def _check_zip(base: str, data: bytes, limits: SubmissionLimits) -> tuple[tuple[
             budget -= len(content)
             if info.filename.endswith(".py"):
                 _check_python(info.filename, content, shown=f"{info.filename} in {base}")
+            if "/".join(_safe_parts(info.filename)) == MANIFEST:
+                manifest_text = content
+    if manifest_text:
+        _check_manifest(base, manifest_text, files)
     return tuple(files), limits.max_unpacked_bytes - budget
+
+
+def _check_manifest(base: str, data: bytes, files: list[str]) -> None:
+    """A zip's ``bot.toml`` must parse, and name files the zip has (a Python bot's
+    ``bot.py``; a program of its own when nothing builds it)."""
+    try:
+        manifest = parse_manifest(data.decode("utf-8"), f"{MANIFEST} in {base}")
+    except UnicodeDecodeError as exc:
+        raise SubmissionRejected("bad_manifest", f"{MANIFEST} in {base} is not UTF-8 text "
+                                 f"(byte {exc.start}); save it as UTF-8") from None
+    except ManifestError as exc:
+        raise SubmissionRejected("bad_manifest", str(exc)) from None
+    if manifest.is_python and BOT_FILE not in files:
+        raise SubmissionRejected("no_bot_py", f"{base}: {MANIFEST} says Python, and a Python "
+                                 f"bot needs {BOT_FILE} at the root")
+    program = manifest.command[0] if manifest.command else ""
+    if program.startswith("./") and not manifest.build and program[2:] not in files:
+        raise SubmissionRejected("bad_manifest", f"{base}: {MANIFEST}'s command runs "
+                                 f"{program!r}, which the zip does not hold and no build "
+                                 "step makes")
 
 
 def _safe_parts(name: str) -> list[str]:

@@ -25,9 +25,12 @@ from . import (
     _up,
     _worker,
 )
+from ._bot_folders import build as build_bot_folder
+from ._newbot import write_bot, write_starter
 from ._serve import run_async, settle_heap
 
-__all__ = ["build_parser", "main", "run_async", "settle_heap"]
+__all__ = ["build_bot_folder", "build_parser", "main", "run_async", "settle_heap", "write_bot",
+           "write_starter"]
 
 DESCRIPTION = """\
 Tacocat Arena: play, test and run tournaments of Tacocat Spelled Backwards bots.

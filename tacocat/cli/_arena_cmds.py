@@ -141,17 +141,21 @@ def add_parsers(sub: Sub) -> None:
 
 
 def _add_submit(sub: Sub) -> None:
-    p = command(sub, "submit", "submit a bot (.py or .zip) to an arena", """\
-Upload a bot as the next version of one of your bots: a single .py file, or a .zip with
-bot.py at its root (at most 1 MiB). The bot is named after the file unless --name says
-otherwise (created on its first submission). The new version is pending until a smoke game
-in the sandbox passes; then it replaces the bot's previous version in all its ladders.
+    p = command(sub, "submit", "submit a bot (.py, .zip or folder) to an arena", """\
+Upload a bot as the next version of one of your bots: a single .py file, a .zip with
+bot.py at its root, or a bot folder (zipped for you; a bot in another language has its
+bot.toml, and the arena builds it) (at most 1 MiB). The bot is named after the file or
+folder unless --name says otherwise (created on its first submission). The new version is
+pending until a smoke game in the sandbox passes; then it replaces the bot's previous
+version in all its ladders.
 
 examples:
   tacocat submit mybot.py --ladder main          # submit and join ladder main
   tacocat submit dist/tacobot.zip --name tacobot --wait
+  tacocat submit cbot/ --ladder main --wait         # a C bot's folder
 """, _submit)
-    p.add_argument("file", type=Path, metavar="FILE", help="the bot: FILE.py or FILE.zip")
+    p.add_argument("file", type=Path, metavar="FILE",
+                   help="the bot: FILE.py, FILE.zip or a bot folder")
     p.add_argument("--name", help="bot name (default: from the file name)")
     p.add_argument("--ladder", help="also enter the bot in this ladder")
     p.add_argument("--wait", action="store_true",
@@ -189,6 +193,13 @@ def _submit(args: argparse.Namespace, client: ArenaClient) -> int:
 # ------------------------------------------------------------------------------- bots
 
 
+def _bot_build_log(args: argparse.Namespace, client: ArenaClient) -> int:
+    log = client.build_log(args.version)
+    sys.stdout.write(log.decode("utf-8", "replace") or f"(the build of {args.version} "
+                                                       "printed nothing)\n")
+    return 0
+
+
 def _add_bot(sub: Sub) -> None:
     p = sub.add_parser("bot", help="list bots and their versions",
                        description="List the bots of an arena, or one bot's versions.\n\n"
@@ -211,6 +222,14 @@ example:
   tacocat bot versions alice/tacobot
 """, _bot_versions)
     versions.add_argument("bot", metavar="BOT", help="owner/name (or your bot's name)")
+    build_log = command(actions, "build-log", "show what a version's build printed", """\
+Show what the arena's build of one of your versions printed (a bot in a language with a
+build step, such as C): the compiler's errors of a rejected version, say.
+
+example:
+  tacocat bot build-log alice/cbot@2
+""", _bot_build_log)
+    build_log.add_argument("version", metavar="VERSION", help="owner/name@N")
 
 
 def _bot_list(args: argparse.Namespace, client: ArenaClient) -> int:

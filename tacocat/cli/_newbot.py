@@ -1,4 +1,5 @@
-"""``tacocat new-bot NAME``: a starter bot and its own test, ready to play and to extend."""
+"""``tacocat new-bot NAME [--language L]``: a starter bot and its own test, ready to play and
+to extend (Python on the SDK; JavaScript and C speaking the protocol by hand)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from tacocat.protocol.manifest import LANGUAGES, load_manifest
 from tacocat.sdk import DEFAULT_ADDRESS
 
 DESCRIPTION = """\
@@ -22,8 +24,13 @@ they work whether or not a virtualenv is active:
   .../tacocat play NAME.py house:greedy --games 200  # how strong is it?
   .../python NAME.py                                 # live, against `tacocat serve`
 
-example:
+With --language javascript or c: NAME/ holds a bot that speaks the protocol itself (no
+packages, no libraries), its bot.toml (how to build and run it), its test (node --test;
+make test) and a README with the commands to play and submit it.
+
+examples:
   tacocat new-bot mybot --dir ~/bots
+  tacocat new-bot cbot --language c
 """
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -137,6 +144,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--dir", type=Path, default=Path("."),
                    help="where to create the NAME/ folder (default: here)")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.add_argument("--language", choices=list(LANGUAGES), default="python",
+                   help="python (default): a Bot subclass on the SDK; javascript (node) or "
+                        "c (cc): a process speaking the protocol by hand, with its bot.toml")
     p.set_defaults(run=run)
 
 
@@ -163,6 +173,33 @@ def write_bot(name: str, parent: Path, force: bool = False) -> tuple[Path, Path]
     return bot_path, test_path
 
 
+STARTERS = Path(__file__).with_name("starters")
+"""The other languages' starters: each folder is copied with ``{name}`` filled in."""
+
+
+def write_starter(name: str, language: str, parent: Path, force: bool = False) -> list[Path]:
+    """Write ``parent/name/``, a copy of the ``language`` starter; returns its files."""
+    if not _NAME.match(name):
+        raise ValueError(f"bot name {name!r}: use lower case letters, digits and underscores, "
+                         "starting with a letter")
+    source = STARTERS / language
+    if not source.is_dir():
+        raise ValueError(f"no starter for {language!r}; starters: {', '.join(LANGUAGES)}")
+    folder = parent / name
+    files = sorted(p for p in source.iterdir() if p.is_file())
+    existing = [str(folder / p.name) for p in files if (folder / p.name).exists()]
+    if existing and not force:
+        raise FileExistsError(f"{', '.join(existing)} already exist; --force overwrites")
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in files:
+        target = folder / path.name
+        target.write_text(path.read_text(encoding="utf-8").replace("{name}", name),
+                          encoding="utf-8")
+        written.append(target)
+    return written
+
+
 def commands() -> tuple[str, str]:
     """How to run this Python and this ``tacocat`` from anywhere, venv active or not: the
     interpreter's absolute path, and the ``tacocat`` script next to it (else ``-m``)."""
@@ -183,6 +220,8 @@ def inside_checkout(folder: Path) -> Path | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.language != "python":
+        return _run_starter(args)
     try:
         bot_path, test_path = write_bot(args.name, args.dir, args.force)
     except (ValueError, OSError) as exc:
@@ -200,4 +239,30 @@ def run(args: argparse.Namespace) -> int:
           f"  {tacocat} play {bot_path.name} house:greedy --games 200\n"
           f"  {tacocat} serve &   # or in another terminal, then:\n"
           f"  {python} {bot_path.name}")
+    return 0
+
+
+_TEST_COMMAND = {"javascript": "node --test", "c": "make test"}
+
+
+def _run_starter(args: argparse.Namespace) -> int:
+    try:
+        files = write_starter(args.name, args.language, args.dir, args.force)
+    except (ValueError, OSError) as exc:
+        print(f"tacocat new-bot: {exc}", file=sys.stderr)
+        return 2
+    folder = files[0].parent.resolve()
+    _, tacocat = commands()
+    manifest = load_manifest(folder)
+    missing = manifest.missing_programs()
+    note = (f"\n(this machine lacks {', '.join(missing)}: install it to build and play the "
+            "bot)") if missing else ""
+    print(f"wrote a {args.language} bot into {folder}/: "
+          f"{', '.join(p.name for p in files)}{note}\n\n"
+          "next:\n"
+          f"  cd {shlex.quote(str(folder))}\n"
+          f"  {_TEST_COMMAND[args.language]}\n"
+          f"  {tacocat} play . house:random --games 20\n"
+          f"  {tacocat} play . house:greedy --games 200 --sandbox   # as the arena runs it\n"
+          f"  {tacocat} submit . --name {args.name} --ladder main")
     return 0

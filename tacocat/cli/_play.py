@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Final
 from tacocat.engine import STANDARD, EngineError, Ruleset
 from tacocat.engine.sprt import Pentanomial, Sprt, Verdict, verdict_words
 from tacocat.engine.stats import match_stats
-from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH
+from tacocat.protocol import DEFAULT_TIME_LIMIT, MAX_BATCH, ProtocolError
 from tacocat.protocol.logs import LOG_CAP
 from tacocat.referee import DEFAULT_BATCH, MatchRuntimeError
 from tacocat.sdk import SdkError
 from tacocat.sdk.loader import load_bot_class
 
+from ._bot_folders import local_bot, process_only
 from ._output import ProgressBar, plural, table
 from ._play_jobs import JobPool, PlayedRun, default_jobs
 from ._play_logs import describe_printed
@@ -38,8 +39,10 @@ Play a local match between two bots and print a summary table.
 
 Games are played in duplicate pairs: both games of a pair use the same shuffles, with the
 seats swapped, so the luck of the deal cancels out. A bot is house:NAME (random, greedy,
-strong) or path/to/bot.py[:ClassName]. Each game gets its own bot object, and --batch games
-are played at once, as the arena does: the games are the same for every batch size.
+strong), path/to/bot.py[:ClassName], or a bot folder with a bot.toml (any language: it
+is built first, then run as its manifest says; `tacocat new-bot NAME --language L`). Each
+game gets its own bot object, and --batch games are played at once, as the arena does:
+the games are the same for every batch size.
 
 Time, as in the arena: a bot file runs in its own process (python -m tacocat.sdk.host, as a
 worker runs it; --sandbox: in the worker's own sandbox, with its limits). A decision over
@@ -65,7 +68,8 @@ examples:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("play", help="play a local match between two bots",
                        description=DESCRIPTION, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("bot_a", metavar="A", help="first bot: house:NAME or path/to/bot.py[:Class]")
+    p.add_argument("bot_a", metavar="A", help="first bot: house:NAME, path/to/bot.py[:Class] "
+                   "or a bot folder")
     p.add_argument("bot_b", metavar="B", help="second bot, same forms")
     p.add_argument("--games", type=int, help="games to play (default 100; with --sprt, at "
                    f"most {SPRT_GAMES})")
@@ -117,13 +121,20 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         rules = Ruleset.load(args.ruleset) if args.ruleset else STANDARD
-        bots = (load_bot_class(args.bot_a), load_bot_class(args.bot_b))
+        sides = (local_bot(args.bot_a), local_bot(args.bot_b))
+        bots = tuple(process_only(side) if side.command else load_bot_class(side.spec)
+                     for side in sides)
         sprt = Sprt(args.elo0, args.elo1, args.alpha, args.beta) if args.sprt else None
-    except (EngineError, SdkError) as exc:
+    except (EngineError, SdkError, ProtocolError, SeatError) as exc:
         print(f"tacocat play: {exc}", file=sys.stderr)
         return 2
-    names = (args.bot_a, args.bot_b) if args.bot_a != args.bot_b else (
-        f"{args.bot_a}#1", f"{args.bot_b}#2")
+    if args.no_time_limit and any(side.command for side in sides):
+        print("tacocat play: a bot folder in another language than Python plays as a "
+              "process of its own, every decision timed: drop --no-time-limit", file=sys.stderr)
+        return 2
+    given = (_shown(args.bot_a), _shown(args.bot_b))
+    names = given if given[0] != given[1] else (
+        f"{given[0]}#1", f"{given[1]}#2")
     games = args.games or (SPRT_GAMES if sprt else 100)
     if args.logs is not None:
         try:
@@ -140,10 +151,12 @@ def run(args: argparse.Namespace) -> int:
         if launcher is None:
             print(f"tacocat play: --sandbox: {problem}", file=sys.stderr)
             return 1
-    plan = MatchPlan(bots, (args.bot_a, args.bot_b), names, args.seed, rules, args.batch,
+    plan = MatchPlan((bots[0], bots[1]), (sides[0].spec, sides[1].spec), names, args.seed,
+                     rules, args.batch,
                      None if args.no_time_limit else args.time_limit, args.logs,
                      keep_records=args.replay is not None, launcher=launcher,
-                     show_output=args.show_output)
+                     show_output=args.show_output,
+                     commands=(sides[0].command, sides[1].command))
     progress = ProgressBar(games, "playing")
     done = [0]
 
@@ -194,6 +207,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"logs: {written} file{'s' * (written != 1)} in {args.logs} (what each bot "
               f"printed in each game, and its tracebacks; at most {LOG_CAP // 1024} KiB each)")
     return 0
+
+
+def _shown(spec: str) -> str:
+    """How the summary names a bot: as given, a folder by its own name (``.`` says nothing)."""
+    path = Path(spec)
+    return f"{path.resolve().name}/" if not spec.startswith("house:") and path.is_dir() else spec
 
 
 def _check(args: argparse.Namespace) -> str:

@@ -36,3 +36,6 @@ class MatchPlan:
     """The worker's launcher, sandbox and limits (``--sandbox``); ``None``: plain processes."""
     show_output: bool = False
     """Copy what the bots print to stderr as they print it (``--show-output``)."""
+    commands: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    """Each side's process argv from its manifest (a bot in another language, its folder in
+    ``specs``); empty for Python and house bots."""

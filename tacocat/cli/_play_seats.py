@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from tacocat.engine import Bot, Observation, Outcome, Round, Ruleset
+from tacocat.protocol.manifest import ManifestError, program_argv
 from tacocat.referee import Answer, Failure, HostProcess, InProcessSeat, ProcessSeat, Seat
 from tacocat.sdk.loader import split_spec
 
@@ -62,17 +63,22 @@ class LocalSeats:
             return _Logged(plan.bots[side], output, plan.time_limit)
         log = StreamLog(output)
         self._logs.append(log)
+        argv = plan.commands[side]
         if plan.launcher is None:
-            host = HostProcess(spec, log=log)
+            host = HostProcess(spec, log=log, command=program_argv(argv, spec) if argv else None,
+                               cwd=spec if argv else None)
             self._closers.append(host.close)
             return ProcessSeat(host, plan.time_limit)
         from tacocat.worker.launch import BotSpec  # noqa: PLC0415 - the server extra's
 
-        path, class_name = _split_spec(spec)
+        if argv:
+            bot = BotSpec(plan.names[side], Path(spec), command=argv)
+        else:
+            path, class_name = _split_spec(spec)
+            bot = BotSpec(plan.names[side], path.parent, path.name + class_name)
         try:
-            command = plan.launcher.command(BotSpec(plan.names[side], path.parent,
-                                                    path.name + class_name))
-        except (ValueError, OSError) as exc:  # the sandbox's own words say what to fix
+            command = plan.launcher.command(bot)
+        except (ValueError, OSError, ManifestError) as exc:  # the sandbox's words say what to fix
             raise SeatError(f"--sandbox: {exc}") from exc
         host = HostProcess(spec, log=log, **command.host_process_kwargs())
 

@@ -54,6 +54,7 @@ from tacocat.protocol.arena import (
     MAX_ARENA_RESPONSE,
     MAX_SUBMISSION_BYTES,
 )
+from tacocat.protocol.manifest import ManifestError
 from tacocat.protocol.proto.v1 import arena_pb2 as apb
 from tacocat.protocol.proto.v1 import arena_pb2_grpc as apb_grpc
 
@@ -73,6 +74,7 @@ from ._arena_types import (
     user_from_pb,
     version_from_pb,
 )
+from ._bot_zip import zip_bot_folder
 from ._errors import (
     AlreadyExistsError,
     ArenaApiError,
@@ -305,16 +307,24 @@ class ArenaClient(TrialCalls):
 
     def submit(self, path: str | Path, bot: str | None = None, ladder: str | None = None
                ) -> Submitted:
-        """Upload ``path`` (a ``.py`` file, or a ``.zip`` with ``bot.py`` at its root) as the
+        """Upload ``path`` (a ``.py`` file, a ``.zip`` with ``bot.py`` or ``bot.toml`` at its
+        root, or a bot folder, zipped here: :func:`zip_bot_folder`) as the
         next version of your bot ``bot`` (default: named after the file, see
         :func:`bot_name_for`). With ``ladder`` the bot also joins that ladder. The version is
         pending until its smoke game in the sandbox passes."""
         path = Path(path)
+        if path.is_dir():
+            name = bot_name_for(path / "bot")  # named after the folder
+            try:
+                data = zip_bot_folder(path)
+            except ManifestError as exc:
+                raise InvalidRequestError("INVALID_ARGUMENT", str(exc)) from None
+            return self.submit_bytes(f"{name}.zip", data, bot or name, ladder)
         if path.suffix.lower() not in (".py", ".zip"):
             raise InvalidRequestError(
                 "INVALID_ARGUMENT",
-                f"{str(path)!r} is neither a .py file nor a .zip: submit one bot file, or a zip "
-                "with bot.py at its root")
+                f"{str(path)!r} is neither a .py file, a .zip nor a bot folder: submit one bot "
+                "file, a zip with bot.py (or bot.toml) at its root, or the folder")
         try:
             data = path.read_bytes()
         except OSError as exc:
@@ -347,6 +357,10 @@ class ArenaClient(TrialCalls):
         """The versions of ``owner/name``, oldest first."""
         reply = self._call(self._stub.ListVersions, apb.ListVersionsRequest(bot=bot))
         return [version_from_pb(v) for v in reply.versions]
+
+    def build_log(self, version: str) -> bytes:
+        """What the build of your bot's ``version`` (``owner/name@N``) printed."""
+        return self._call(self._stub.GetBuildLog, apb.GetBuildLogRequest(version=version)).log
 
     # -- ladders --------------------------------------------------------------------------
 

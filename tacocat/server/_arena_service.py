@@ -304,6 +304,13 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
         versions = await self.run(self.arena.list_versions, bot)
         return apb.ListVersionsResponse(versions=[version_to_pb(v) for v in versions])
 
+    @_refusals
+    async def GetBuildLog(self, request: apb.GetBuildLogRequest,
+                          context: Context) -> apb.BuildLog:
+        # A token is needed (UNAUTHENTICATED without); the arena refuses non-owners.
+        actor = await self.actor(context)
+        return apb.BuildLog(log=await self.run(self.arena.build_log, actor, request.version))
+
     # -- ladders --------------------------------------------------------------------------
 
     @_refusals

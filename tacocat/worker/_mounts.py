@@ -2,11 +2,12 @@
 
 Part of the bot sandbox (:mod:`tacocat.worker.sandbox` has the threat model). Everything of
 the host a bot can read is bound here, read-only: the system under ``/usr`` (and the ``/lib``,
-``/bin`` links), ``/etc/ld.so.cache`` and ``/etc/localtime``, the Python installation(s) and
-the ``tacocat`` package at their host paths; its own directory is a read-only copy at
-:data:`BOT_DIR` (a bind would name the host's match folder in ``/proc/self/mountinfo``);
-besides them only a fresh ``/proc``, a ``/dev`` of :data:`DEVICES` (no ptys: they are a
-host-wide allowance) and a private tmpfs at :data:`SANDBOX_TMP`.
+``/bin`` links), ``/etc/ld.so.cache``, ``/etc/localtime`` and ``/etc/alternatives``, the
+Python installation(s) and the ``tacocat`` package at their host paths; its own directory is a
+read-only copy at :data:`BOT_DIR` (a bind would name the host's match folder in
+``/proc/self/mountinfo``); besides them only a fresh ``/proc``, a ``/dev`` of
+:data:`DEVICES` (no ptys: they are a host-wide allowance) and a private tmpfs at
+:data:`SANDBOX_TMP`.
 The parents of a bound path exist as otherwise empty directories (``/root`` and
 ``/root/.pyenv`` when the interpreter is a pyenv build): nothing else of them is there. The
 environment is rebuilt from nothing, so no secret of the worker's reaches the bot.
@@ -75,9 +76,9 @@ DEVICES: Final = ("null", "zero", "full", "random", "urandom")
 """The host's device nodes a bot gets in its ``/dev``: no tty, no pty, nothing else."""
 
 
-def _mount_args(policy: SandboxPolicy, bot: Path) -> Mounts:
-    """Read-only system and Python, private /tmp, a copy of the bot at /bot, /proc, a /dev
-    of a few devices."""
+def _mount_args(policy: SandboxPolicy, bot: Path, writable: int = 0) -> Mounts:
+    """Read-only system and Python, private /tmp, a copy of the bot at /bot (writable, of at
+    most ``writable`` bytes, for a build), /proc, a /dev of a few devices."""
     args = ["--perms", "1777", "--size", str(policy.tmp_size), "--tmpfs", SANDBOX_TMP,
             "--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -87,9 +88,10 @@ def _mount_args(policy: SandboxPolicy, bot: Path) -> Mounts:
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     # /etc readable (bwrap would make it 0700 as root): the loader's cache and the time zone
-    # are public, and without them every bot starts slower and runs on UTC.
+    # are public, and without them every bot starts slower and runs on UTC; Debian's
+    # alternatives are the links that make /usr/bin/cc (or node, java) a program at all.
     args += ["--perms", "0755", "--dir", "/etc"]
-    for path in ("/etc/ld.so.cache", "/etc/localtime"):
+    for path in ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives"):
         args += ["--ro-bind-try", path, path]
     made: set[str] = set()
     for path in _visible_python_paths(policy):
@@ -102,7 +104,7 @@ def _mount_args(policy: SandboxPolicy, bot: Path) -> Mounts:
         args += ["--ro-bind", path, path]
     mounts = Mounts(args)
     try:
-        _copy_bot(mounts, bot, policy.open_files)
+        _copy_bot(mounts, bot, policy.open_files, writable)
         args += ["--proc", "/proc", *_dev_args(), "--remount-ro", "/"]
         # PID 1 of the bot's namespace is bwrap's reaper, whose command line is this whole
         # list (host paths, the interpreter): the bot reads an innocuous one instead, from a
@@ -133,22 +135,26 @@ def _dev_args() -> list[str]:
     return [*args, "--perms", "0755", "--dir", "/dev/shm", "--remount-ro", "/dev"]
 
 
-def _copy_bot(mounts: Mounts, bot: Path, low: int) -> None:
-    """Copy the bot's directory into a tmpfs at :data:`BOT_DIR`, read-only.
+def _copy_bot(mounts: Mounts, bot: Path, low: int, writable: int = 0) -> None:
+    """Copy the bot's directory into a tmpfs at :data:`BOT_DIR`, read-only; with
+    ``writable``, a tmpfs of that many bytes that stays writable (a build's: what it makes
+    lives and dies in the sandbox, and leaves only as the bytes its command prints).
 
     A copy, not a bind: a bind's source path is in ``/proc/self/mountinfo`` (the match
     folder, named after the worker's pid, under the host's temporary directory), and a bot
     must learn nothing of the host from its mounts. Links and special files are left out
     (an unpacked upload has none).
     """
-    mounts.args += ["--perms", "0755", "--tmpfs", BOT_DIR]
+    folder_mode = "1777" if writable else "0755"  # the bot's uid is not the owner as root
+    mounts.args += ["--perms", folder_mode, *(["--size", str(writable)] if writable else []),
+                    "--tmpfs", BOT_DIR]
     count = 0
     for folder, dirs, files in os.walk(bot):
         dirs.sort()
         relative = os.path.relpath(folder, bot)
         inside = BOT_DIR if relative == "." else f"{BOT_DIR}/{relative}"
         if inside != BOT_DIR:
-            mounts.args += ["--perms", "0755", "--dir", inside]
+            mounts.args += ["--perms", folder_mode, "--dir", inside]
         for name in sorted(files):
             path = os.path.join(folder, name)
             try:
@@ -169,7 +175,8 @@ def _copy_bot(mounts: Mounts, bot: Path, low: int) -> None:
                                 f"{inside}/{name}"]
             finally:
                 os.close(fd)
-    mounts.args += ["--remount-ro", BOT_DIR]
+    if not writable:
+        mounts.args += ["--remount-ro", BOT_DIR]
 
 
 def _data_fd(data: bytes, mounts: Mounts, low: int) -> int:
@@ -274,8 +281,11 @@ def _interpreter_options(argv: Sequence[str]) -> list[str]:
 def _check_argv(python_argv: Sequence[str], policy: SandboxPolicy | None = None) -> list[str]:
     argv = [str(a) for a in python_argv]
     if not argv or not os.path.isabs(argv[0]):
-        raise ValueError("python_argv must start with the absolute path of the interpreter")
+        raise ValueError("python_argv must start with the absolute path of the interpreter "
+                         f"or program, got {argv[:1]!r}")
     if policy is not None:
+        if _under(argv[0], BOT_DIR):  # the bot's own program (a built binary, a script)
+            return argv
         real = os.path.realpath(argv[0])
         roots = (*_SYSTEM_ROOTS, *_visible_python_paths(policy))
         if not any(_under(p, r) for p in (argv[0], real) for r in roots):

@@ -2,8 +2,9 @@
 
 :func:`check_host` looks at each thing a submitted bot's sandbox needs on the host it runs on
 (as isolate's ``--check-environment`` does) and says, for each missing one, the command or
-setting that fixes it. The worker runs the same check at start: a worker that cannot run
-submitted bots says so once, with this report, and exports it (``/metrics``, the web's health).
+setting that fixes it; it also lists the bot languages this host can build and run. The
+worker runs the same check at start: a worker that cannot run submitted bots says so once,
+with this report, and exports it (``/metrics``, the web's health).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from tacocat.protocol.manifest import LANGUAGES
 
 from ._cgroups import cgroup_report
 from ._seccomp import ABIS
@@ -100,11 +103,42 @@ def check_host(policy: SandboxPolicy | None = None) -> HostReport:
         checks.append(Check(f"controller {controller}", usable,
                             "usable" if usable else why, fix))
     checks += _writable_paths(root)
+    checks += language_checks()
     status = sandbox_status()
     checks.append(Check("sandboxed test process", status.available,
                         status.describe() if status.available else "; ".join(status.problems),
                         "fix what is missing above"))
     return HostReport(tuple(checks))
+
+
+_DEBIAN_PACKAGES = {"node": "nodejs", "cc": "gcc libc6-dev"}
+"""What installs each language's programs on Debian (./dev and deploy/Dockerfile do)."""
+
+
+def language_checks() -> list[Check]:
+    """One informational line per language (:data:`~tacocat.protocol.manifest.LANGUAGES`):
+    whether this host has what its bots need to run and to build. A missing one stops only
+    the bots in that language (their jobs wait for a worker that has it)."""
+    checks = []
+    for language in LANGUAGES.values():
+        needs = (*language.runtime, *language.toolchain)
+        missing = [p for p in needs if shutil.which(p) is None]
+        found = ", ".join(f"{p} ({_version(p)})" for p in needs) or "this Python (the SDK's host)"
+        fix = " ".join(_DEBIAN_PACKAGES.get(p, p) for p in missing)
+        checks.append(Check(f"language {language.name}", not missing,
+                            f"missing {', '.join(missing)}" if missing else found,
+                            f"apt-get install {fix}" if fix else "", required=False))
+    return checks
+
+
+def _version(program: str) -> str:
+    try:
+        out = subprocess.run([program, "--version"], capture_output=True, text=True,
+                             timeout=10, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "version unknown"
+    first = out.strip().splitlines()[0] if out.strip() else "version unknown"
+    return first[:60]
 
 
 def _bwrap() -> Check:

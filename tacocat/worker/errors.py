@@ -3,8 +3,10 @@
     WorkerError
      ├── MatchError          a match cannot be played for reasons that are not the bots'
      │                       (neither bot process started): the job fails and is retried
-     └── SandboxUnavailableError  the sandbox cannot run here and no --insecure-no-sandbox consent
-                                  was given
+     ├── SandboxUnavailableError  the sandbox cannot run here and no --insecure-no-sandbox consent
+     │                            was given
+     ├── LanguageUnavailableError  this host lacks a bot's runtime or toolchain (node, cc)
+     └── BuildFailedError    a bot's build failed (tacocat.worker.build): its version is rejected
 
 Bot faults are never exceptions: they are forfeits in the match's records.
 """
@@ -18,3 +20,8 @@ class WorkerError(Exception):
 
 class SandboxUnavailableError(WorkerError, RuntimeError):
     """The sandbox cannot run here (the message says why and what to install or change)."""
+
+
+class LanguageUnavailableError(WorkerError, RuntimeError):
+    """This host cannot run (or build) a bot's language: the job fails, nobody is blamed,
+    and a worker that has the programs takes it."""

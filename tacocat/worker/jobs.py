@@ -57,11 +57,13 @@ from tacocat.engine import (
     duplicate_pairs,
 )
 from tacocat.protocol import MAX_BATCH
+from tacocat.protocol.manifest import ManifestError, check_executable, load_manifest
 
 from . import progress
 from ._folders import match_folder
 from .bounds import MatchTimeouts, stall_seconds
-from .errors import SandboxUnavailableError
+from .build import BuildFailedError, build_bot, unpack_built
+from .errors import LanguageUnavailableError, SandboxUnavailableError
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, MatchRun
 from .queue import MatchQueue, stats_key
@@ -316,7 +318,36 @@ def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> Bot
     for path in folder.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     folder.chmod(0o755)
-    return BotSpec(version_id, folder, trusted=trusted)
+    try:
+        manifest = load_manifest(folder)
+    except ManifestError as exc:  # validated on upload: only an upload from before that
+        raise BuildFailedError(str(exc)) from None
+    if manifest.is_python:
+        return BotSpec(version_id, folder, trusted=trusted)
+    missing = manifest.missing_programs()
+    if missing:  # the host's fault: the job fails, a worker that has them takes it
+        raise LanguageUnavailableError(
+            f"{version_id} not started: this worker lacks {', '.join(missing)} for "
+            f"{manifest.language} bots (`tacocat worker --check` lists its languages)")
+    if manifest.build:
+        built = arena.version_build(version_id)
+        if built is not None:
+            unpack_built(built, folder)
+        else:
+            try:
+                done = build_bot(ctx.launcher, folder, manifest, trusted=trusted)
+            except BuildFailedError as exc:
+                arena.store_build(version_id, None, exc.log)
+                raise
+            arena.store_build(version_id, done.files, done.log)
+    program = folder / manifest.command[0]
+    if manifest.command[0].startswith("./") and program.is_file():
+        program.chmod(0o755)  # a zip's modes are not kept: the command's file must run
+    try:
+        check_executable(folder, manifest)
+    except ManifestError as exc:
+        raise BuildFailedError(str(exc)) from None
+    return BotSpec(version_id, folder, trusted=trusted, command=manifest.command)
 
 
 def _count(arena: Arena, played: MatchRun, report: MatchReport) -> None:
@@ -432,7 +463,11 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         return SmokeReport(version_id, "skipped", f"already {version.status.value}")
     house = HOUSE_PREFIX + settings.smoke_opponent
     with match_folder("smoke") as folder:
-        candidate = _unpack(arena, version_id, Path(folder) / "bot", ctx)
+        try:
+            candidate = _unpack(arena, version_id, Path(folder) / "bot", ctx)
+        except BuildFailedError as exc:
+            return _reject(arena, version_id, f"{exc.reason} (the build's log is the owner's: "
+                                              f"`tacocat bot build-log {version_id}`)")
         empty = Path(folder) / "house"
         empty.mkdir(mode=0o755)
         opponent = BotSpec(house, empty, house, trusted=True)
@@ -449,19 +484,25 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
                            f"{house_side.failures[0].fault.value}: "
                            f"{house_side.failures[0].detail}")
     problem = _first_forfeit(played)
+    if problem:
+        return _reject(arena, version_id, problem)
     pipe = arena.redis.pipeline(transaction=False)
     pipe.hincrby(stats_key(arena.keys.prefix), "smoke_tests", 1)
-    if problem:
-        arena.reject_version(version_id, problem)
-        pipe.hincrby(stats_key(arena.keys.prefix), "smoke_rejected", 1)
-        pipe.execute()
-        log.info("rejected %s: %s", version_id, problem)
-        return SmokeReport(version_id, "rejected", problem)
     arena.activate_version(version_id)
     pipe.execute()
     log.info("activated %s (smoke test: %d clean games against %s)", version_id,
              len(played.records), house)
     return SmokeReport(version_id, "activated")
+
+
+def _reject(arena: Arena, version_id: str, problem: str) -> SmokeReport:
+    arena.reject_version(version_id, problem)
+    pipe = arena.redis.pipeline(transaction=False)
+    pipe.hincrby(stats_key(arena.keys.prefix), "smoke_tests", 1)
+    pipe.hincrby(stats_key(arena.keys.prefix), "smoke_rejected", 1)
+    pipe.execute()
+    log.info("rejected %s: %s", version_id, problem)
+    return SmokeReport(version_id, "rejected", problem)
 
 
 def _first_forfeit(played: MatchRun) -> str:

@@ -32,8 +32,15 @@ from pathlib import Path
 from typing import Final, Literal
 
 import tacocat
+from tacocat.protocol.manifest import program_argv
 
-from .sandbox import SandboxedCommand, SandboxPolicy, sandboxed_command, unsandboxed_command
+from .sandbox import (
+    BOT_DIR,
+    SandboxedCommand,
+    SandboxPolicy,
+    sandboxed_command,
+    unsandboxed_command,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,12 +87,15 @@ def pin_to(cpu: int | None) -> None:
 class BotSpec:
     """One bot to start: ``spec`` is the host's argument, relative to ``bot_dir``
     (``bot.py`` for an upload, ``house:NAME`` for a house bot). ``trusted`` (house bots,
-    our own code) skips the sandbox's namespaces but keeps its limits."""
+    our own code) skips the sandbox's namespaces but keeps its limits. ``command`` (a bot
+    in another language: its manifest's, :mod:`tacocat.protocol.manifest`) is run in
+    ``bot_dir`` instead of the Python host."""
 
     name: str
     bot_dir: Path
     spec: str = "bot.py"
     trusted: bool = False
+    command: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,8 +118,12 @@ class Launcher:
         # site-packages folders on PYTHONPATH instead (worker/_mounts.py, _pythonpath). Those
         # are this interpreter's, so another one keeps its site.
         ours = os.path.realpath(self.python) == os.path.realpath(sys.executable)
-        argv = [self.python, *(["-S"] if ours else []), "-m", HOST_MODULE, bot.spec]
-        make = sandboxed_command if self.sandbox and not bot.trusted else unsandboxed_command
+        sandboxed = self.sandbox and not bot.trusted
+        if bot.command:
+            argv = program_argv(bot.command, BOT_DIR if sandboxed else bot.bot_dir)
+        else:
+            argv = [self.python, *(["-S"] if ours else []), "-m", HOST_MODULE, bot.spec]
+        make = sandboxed_command if sandboxed else unsandboxed_command
         command = make(self.limits, bot.bot_dir, argv)
         if self.cpu is not None:
             command.preexec_fn = _pinned(command.preexec_fn, self.cpu)

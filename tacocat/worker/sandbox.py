@@ -191,14 +191,16 @@ def unsandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
 
 
 def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
-                      python_argv: Sequence[str]) -> SandboxedCommand:
+                      python_argv: Sequence[str], *, writable: int = 0) -> SandboxedCommand:
     """The bwrap command (and its preexec hook, fds and environment) for one bot process.
 
     ``bot_dir`` (a host directory with the bot's files) appears read-only at
     :data:`BOT_DIR`, the working directory. ``python_argv`` starts with the Python
     interpreter (normally ``sys.executable``, which must be visible inside: under the
     installation's prefixes, ``/usr`` or ``policy.extra_ro_paths``); paths after it are
-    relative to the bot's directory. Raises :class:`SandboxUnavailableError` when
+    relative to the bot's directory; it may also be a program of the bot's own, under
+    :data:`BOT_DIR`. ``writable`` (a build's) leaves the copy at :data:`BOT_DIR` writable,
+    a tmpfs of that many bytes. Raises :class:`SandboxUnavailableError` when
     bubblewrap or the chosen process bound cannot be had here (see :func:`sandbox_status`).
     """
     bwrap = _bwrap_path()
@@ -241,7 +243,7 @@ def sandboxed_command(policy: SandboxPolicy, bot_dir: str | os.PathLike[str],
         args += ["--clearenv"]
         for key, value in env.items():
             args += ["--setenv", key, value]
-        mounts = _mount_args(policy, bot)
+        mounts = _mount_args(policy, bot, writable)
         args += mounts.args
         args += ["--chdir", BOT_DIR, "--seccomp", str(seccomp), "--"]
         if lease is not None:

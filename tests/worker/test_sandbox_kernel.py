@@ -162,7 +162,7 @@ def _expected_mount_points() -> set[str]:
 
     points = {"/", "/usr", "/tmp", BOT_DIR, "/proc", "/proc/1/cmdline",
               "/proc/1/task/1/cmdline", "/dev", "/etc/ld.so.cache", "/etc/localtime",
-              *(f"/dev/{name}" for name in DEVICES)}
+              "/etc/alternatives", *(f"/dev/{name}" for name in DEVICES)}
     points.update(f"/{name}" for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
                   if os.path.isdir(f"/{name}") and not os.path.islink(f"/{name}"))
     points.update(_visible_python_paths(SandboxPolicy()))

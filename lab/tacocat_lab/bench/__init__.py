@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from . import chaos, engine, ladder, load, neighbour, referee, refit, scale
+from . import chaos, engine, ladder, languages, load, neighbour, referee, refit, scale
 
 __all__ = ["DESCRIPTION", "add_parser"]
 
@@ -34,6 +34,8 @@ Measure throughput. Prints one JSON line with the result.
            double-counted matches (0 expected) and recovery times
   neighbour  sandboxed match times on core 0 alone, then with a background-spinning bot
            playing on core 1: p50/p99 side by side
+  languages  the JavaScript and C starters against the Python one: a bot process's start
+           (to its Hello) and its CPU per decision, medians and ratios
 """
 
 
@@ -43,5 +45,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("bench", help="run a benchmark (engine, ...)", description=DESCRIPTION,
                        formatter_class=argparse.RawTextHelpFormatter)
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    for bench in (engine, referee, ladder, load, scale, refit, chaos, neighbour):
+    for bench in (engine, referee, ladder, load, scale, refit, chaos, neighbour, languages):
         bench.add_parser(kinds)

@@ -687,6 +687,46 @@ class ListVersionsResponse(_message.Message):
 Global___ListVersionsResponse: _TypeAlias = ListVersionsResponse  # noqa: Y015
 
 @_typing.final
+class GetBuildLogRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    """owner/name@N"""
+    def __init__(
+        self,
+        *,
+        version: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBuildLogRequest: _TypeAlias = GetBuildLogRequest  # noqa: Y015
+
+@_typing.final
+class BuildLog(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOG_FIELD_NUMBER: _builtins.int
+    log: _builtins.bytes
+    """the first 64 KiB the build printed, as printed"""
+    def __init__(
+        self,
+        *,
+        log: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["log", b"log"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BuildLog: _TypeAlias = BuildLog  # noqa: Y015
+
+@_typing.final
 class Ladder(_message.Message):
     """----------------------------------------------------------------------- ladders"""
 

@@ -84,6 +84,11 @@ class ArenaStub:
                 request_serializer=tacocat_dot_v1_dot_arena__pb2.ListVersionsRequest.SerializeToString,
                 response_deserializer=tacocat_dot_v1_dot_arena__pb2.ListVersionsResponse.FromString,
                 _registered_method=True)
+        self.GetBuildLog = channel.unary_unary(
+                '/tacocat.v1.Arena/GetBuildLog',
+                request_serializer=tacocat_dot_v1_dot_arena__pb2.GetBuildLogRequest.SerializeToString,
+                response_deserializer=tacocat_dot_v1_dot_arena__pb2.BuildLog.FromString,
+                _registered_method=True)
         self.CreateLadder = channel.unary_unary(
                 '/tacocat.v1.Arena/CreateLadder',
                 request_serializer=tacocat_dot_v1_dot_arena__pb2.CreateLadderRequest.SerializeToString,
@@ -214,7 +219,8 @@ class ArenaServicer:
 
     def SubmitBot(self, request, context):
         """Upload a new version of one of your bots (created on its first submission): a single
-        .py file, or a .zip with bot.py at its root, at most ServerInfo.max_submission_bytes.
+        .py file, or a .zip with bot.py (or bot.toml: a bot in another language) at its root,
+        at most ServerInfo.max_submission_bytes.
         The version is `pending` until a smoke game in the sandbox activates or rejects it.
         With `ladder`, the bot also joins that ladder (if it had not already).
         """
@@ -230,6 +236,14 @@ class ArenaServicer:
 
     def ListVersions(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBuildLog(self, request, context):
+        """What a version's build printed (a bot in a language with a build step): its owner's
+        (and admins') to read; PERMISSION_DENIED for others, NOT_FOUND before a build.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -396,6 +410,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.ListVersions,
                     request_deserializer=tacocat_dot_v1_dot_arena__pb2.ListVersionsRequest.FromString,
                     response_serializer=tacocat_dot_v1_dot_arena__pb2.ListVersionsResponse.SerializeToString,
+            ),
+            'GetBuildLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBuildLog,
+                    request_deserializer=tacocat_dot_v1_dot_arena__pb2.GetBuildLogRequest.FromString,
+                    response_serializer=tacocat_dot_v1_dot_arena__pb2.BuildLog.SerializeToString,
             ),
             'CreateLadder': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateLadder,
@@ -743,6 +762,33 @@ class Arena:
             '/tacocat.v1.Arena/ListVersions',
             tacocat_dot_v1_dot_arena__pb2.ListVersionsRequest.SerializeToString,
             tacocat_dot_v1_dot_arena__pb2.ListVersionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBuildLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tacocat.v1.Arena/GetBuildLog',
+            tacocat_dot_v1_dot_arena__pb2.GetBuildLogRequest.SerializeToString,
+            tacocat_dot_v1_dot_arena__pb2.BuildLog.FromString,
             options,
             channel_credentials,
             insecure,

@@ -73,12 +73,17 @@ class ArenaStub:
     RevokeToken: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RevokeTokenRequest, _arena_pb2.RevokeTokenResponse]
     SubmitBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.SubmitBotRequest, _arena_pb2.SubmitBotResponse]
     """Upload a new version of one of your bots (created on its first submission): a single
-    .py file, or a .zip with bot.py at its root, at most ServerInfo.max_submission_bytes.
+    .py file, or a .zip with bot.py (or bot.toml: a bot in another language) at its root,
+    at most ServerInfo.max_submission_bytes.
     The version is `pending` until a smoke game in the sandbox activates or rejects it.
     With `ladder`, the bot also joins that ladder (if it had not already).
     """
     ListBots: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsResponse]
     ListVersions: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListVersionsRequest, _arena_pb2.ListVersionsResponse]
+    GetBuildLog: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetBuildLogRequest, _arena_pb2.BuildLog]
+    """What a version's build printed (a bot in a language with a build step): its owner's
+    (and admins') to read; PERMISSION_DENIED for others, NOT_FOUND before a build.
+    """
     CreateLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateLadderRequest, _arena_pb2.Ladder]
     """Admins only."""
     ListLadders: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersResponse]
@@ -138,12 +143,17 @@ class ArenaAsyncStub(ArenaStub):
     RevokeToken: _aio.UnaryUnaryMultiCallable[_arena_pb2.RevokeTokenRequest, _arena_pb2.RevokeTokenResponse]  # type: ignore[assignment]
     SubmitBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.SubmitBotRequest, _arena_pb2.SubmitBotResponse]  # type: ignore[assignment]
     """Upload a new version of one of your bots (created on its first submission): a single
-    .py file, or a .zip with bot.py at its root, at most ServerInfo.max_submission_bytes.
+    .py file, or a .zip with bot.py (or bot.toml: a bot in another language) at its root,
+    at most ServerInfo.max_submission_bytes.
     The version is `pending` until a smoke game in the sandbox activates or rejects it.
     With `ladder`, the bot also joins that ladder (if it had not already).
     """
     ListBots: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsResponse]  # type: ignore[assignment]
     ListVersions: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListVersionsRequest, _arena_pb2.ListVersionsResponse]  # type: ignore[assignment]
+    GetBuildLog: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetBuildLogRequest, _arena_pb2.BuildLog]  # type: ignore[assignment]
+    """What a version's build printed (a bot in a language with a build step): its owner's
+    (and admins') to read; PERMISSION_DENIED for others, NOT_FOUND before a build.
+    """
     CreateLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateLadderRequest, _arena_pb2.Ladder]  # type: ignore[assignment]
     """Admins only."""
     ListLadders: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersResponse]  # type: ignore[assignment]
@@ -248,7 +258,8 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.SubmitBotResponse, _abc.Awaitable[_arena_pb2.SubmitBotResponse]]:
         """Upload a new version of one of your bots (created on its first submission): a single
-        .py file, or a .zip with bot.py at its root, at most ServerInfo.max_submission_bytes.
+        .py file, or a .zip with bot.py (or bot.toml: a bot in another language) at its root,
+        at most ServerInfo.max_submission_bytes.
         The version is `pending` until a smoke game in the sandbox activates or rejects it.
         With `ladder`, the bot also joins that ladder (if it had not already).
         """
@@ -266,6 +277,16 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.ListVersionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.ListVersionsResponse, _abc.Awaitable[_arena_pb2.ListVersionsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetBuildLog(
+        self,
+        request: _arena_pb2.GetBuildLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BuildLog, _abc.Awaitable[_arena_pb2.BuildLog]]:
+        """What a version's build printed (a bot in a language with a build step): its owner's
+        (and admins') to read; PERMISSION_DENIED for others, NOT_FOUND before a build.
+        """
 
     @_abc_1.abstractmethod
     def CreateLadder(
