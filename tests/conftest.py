@@ -96,7 +96,7 @@ _FIRST = ("tests/hosts/", "tests/chaos/", "tests/web/test_owner_logs.py",
 
 
 def _group(nodeid: str) -> str:
-    module = nodeid.split("::")[0]
+    module = nodeid.split("::", maxsplit=1)[0]
     folders = module.split("/")[:-1]
     return next((folder for folder in folders if folder in _FOLDER_GROUPS), module)
 
