@@ -18,6 +18,7 @@ starts first.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,6 +81,21 @@ def valkey_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ValkeyF
     finally:
         factory.close()
 
+
+
+_RESTORED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _restore_signal_handlers() -> Iterator[None]:
+    """Tests that run an RQ worker in this process (``worker.work(burst=True)``) leave its
+    handlers installed, and Ctrl-C (pytest's, or a later test's) would then only ask that
+    long-gone worker to stop: put back what each test found."""
+    saved = {sig: signal.getsignal(sig) for sig in _RESTORED_SIGNALS}
+    yield
+    for sig, handler in saved.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
 
 
 # How the suite is spread over processes (pytest-xdist, `--dist loadgroup

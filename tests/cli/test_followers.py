@@ -105,7 +105,11 @@ def _stop(process: subprocess.Popen[str]) -> int:
     try:
         return process.wait(60)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"{process.args} still ran 60 s after SIGINT (Ctrl-C)", pytrace=False)
+        # Whether it ignores or blocks SIGINT (inherited from this process) or is stuck.
+        status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        signals = [line for line in status if line.startswith(("SigBlk", "SigIgn", "State"))]
+        pytest.fail(f"{process.args} still ran 60 s after SIGINT (Ctrl-C): {signals}",
+                    pytrace=False)
     finally:
         if process.poll() is None:
             process.kill()
