@@ -100,8 +100,7 @@ def _follower(serve: Serve, *args: str) -> tuple[subprocess.Popen[str], Lines, L
 def _stop(process: subprocess.Popen[str]) -> int:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
-    # 60 s: once, with the suite on both cores beside the cgroup-v2 VM and a load of 15, the
-    # follower took longer than 20 s to go after Ctrl-C; it has always gone in seconds alone.
+    # A follower that has not gone 60 s after Ctrl-C never will: say whether it ignored it.
     try:
         return process.wait(60)
     except subprocess.TimeoutExpired:
