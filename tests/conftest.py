@@ -9,11 +9,16 @@ CLI tests all use them).
 - ``valkey_factory`` (function): unstarted :class:`EmbeddedValkey` servers in fresh temporary
   data dirs, for tests that start, kill or restart a server of their own; all are stopped at
   teardown.
+
+``./dev test`` spreads the suite over one process per core (pytest-xdist, ``--dist
+loadgroup``): :func:`pytest_collection_modifyitems` below says what runs together and what
+starts first.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,7 +52,14 @@ class ValkeyFactory:
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data_dir = tmp_path_factory.mktemp("valkey-session")
-    with redis_url_or_embedded(os.environ.get("TACOCAT_TEST_REDIS_URL"), data_dir) as url:
+    given = os.environ.get("TACOCAT_TEST_REDIS_URL")
+    if given and os.environ.get("PYTEST_XDIST_WORKER"):
+        # Every test flushes the whole server: two processes on one would wipe each other.
+        pytest.fail(f"TACOCAT_TEST_REDIS_URL={given} names one server for the whole run, and "
+                    "each test flushes it, so the suite cannot share it between processes: "
+                    "run pytest in one process (-n 0; ./dev test does so when the variable "
+                    "is set) or unset the variable", pytrace=False)
+    with redis_url_or_embedded(given, data_dir) as url:
         yield url
 
 
@@ -69,3 +81,49 @@ def valkey_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ValkeyF
     finally:
         factory.close()
 
+
+
+_RESTORED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _restore_signal_handlers() -> Iterator[None]:
+    """Tests that run an RQ worker in this process (``worker.work(burst=True)``) leave its
+    handlers installed, and Ctrl-C (pytest's, or a later test's) would then only ask that
+    long-gone worker to stop: put back what each test found."""
+    saved = {sig: signal.getsignal(sig) for sig in _RESTORED_SIGNALS}
+    yield
+    for sig, handler in saved.items():
+        if handler is not None and signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)
+
+
+# How the suite is spread over processes (pytest-xdist, `--dist loadgroup
+# --no-loadscope-reorder`, as ./dev test runs it): each module runs whole in one process, in
+# order (module fixtures, tests that build on each other), and a folder named here runs as
+# one group: the chaos hosts share bridges and subnets of the one machine, so two clusters
+# at once would race for them.
+_FOLDER_GROUPS = frozenset({"chaos"})
+# Groups handed out first, slowest first, so that no long one starts last and leaves the
+# other cores idle at the end: the cgroup-v2 VM (minutes of QEMU, one test), then the long
+# integration folders. The rest follow in collection order.
+_FIRST = ("tests/hosts/", "tests/chaos/", "tests/web/test_owner_logs.py",
+          "tests/server/test_load.py", "tests/test_readme.py")
+
+
+def _group(nodeid: str) -> str:
+    module = nodeid.split("::", maxsplit=1)[0]
+    folders = module.split("/")[:-1]
+    return next((folder for folder in folders if folder in _FOLDER_GROUPS), module)
+
+
+def _rank(item: pytest.Item) -> int:
+    return next((n for n, prefix in enumerate(_FIRST) if item.nodeid.startswith(prefix)),
+                len(_FIRST))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A stable sort by a rank that is the same for a whole module keeps each module together.
+    items.sort(key=_rank)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))

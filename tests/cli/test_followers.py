@@ -100,8 +100,15 @@ def _follower(serve: Serve, *args: str) -> tuple[subprocess.Popen[str], Lines, L
 def _stop(process: subprocess.Popen[str]) -> int:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
+    # A follower that has not gone 60 s after Ctrl-C never will: say whether it ignored it.
     try:
-        return process.wait(20)
+        return process.wait(60)
+    except subprocess.TimeoutExpired:
+        # Whether it ignores or blocks SIGINT (inherited from this process) or is stuck.
+        status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
+        signals = [line for line in status if line.startswith(("SigBlk", "SigIgn", "State"))]
+        pytest.fail(f"{process.args} still ran 60 s after SIGINT (Ctrl-C): {signals}",
+                    pytrace=False)
     finally:
         if process.poll() is None:
             process.kill()

@@ -89,7 +89,10 @@ def live_server(ladder: Ladder, redis_url: str) -> Iterator[ServerThread]:
         yield running
 
 
-@pytest.fixture(scope="session")
+# One browser per module, not per session: while Playwright's sync API is open, its event
+# loop counts as running in this thread, so a later module in the same process (the suite is
+# spread over processes, each running many modules) could not asyncio.run() or dial gRPC.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.fail(
