@@ -89,6 +89,19 @@ def serve(redis: redis_py.Redis, redis_url: str, tmp_path: Path) -> Iterator[Ser
         server.kill()
 
 
+@pytest.fixture(autouse=True)
+def _as_a_foreground_job() -> Iterator[None]:
+    """A test run started in the background of a non-interactive shell (`./dev test &`, some
+    CI runners) has SIGINT ignored, and a child inherits that: a follower would then rightly
+    ignore the Ctrl-C these tests send. A follower a user stops runs in a terminal's
+    foreground: start it with Python's own handler here, which exec resets to the default."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _follower(serve: Serve, *args: str) -> tuple[subprocess.Popen[str], Lines, Lines]:
     process = subprocess.Popen([sys.executable, "-m", "tacocat.cli", *args], cwd=serve.home,
                                env=clean_env(TACOCAT_ADDRESS=serve.address),
@@ -100,11 +113,10 @@ def _follower(serve: Serve, *args: str) -> tuple[subprocess.Popen[str], Lines, L
 def _stop(process: subprocess.Popen[str]) -> int:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
-    # A follower that has not gone 60 s after Ctrl-C never will: say whether it ignored it.
     try:
         return process.wait(60)
     except subprocess.TimeoutExpired:
-        # Whether it ignores or blocks SIGINT (inherited from this process) or is stuck.
+        # Whether it ignores or blocks SIGINT, or is stuck.
         status = Path(f"/proc/{process.pid}/status").read_text().splitlines()
         signals = [line for line in status if line.startswith(("SigBlk", "SigIgn", "State"))]
         pytest.fail(f"{process.args} still ran 60 s after SIGINT (Ctrl-C): {signals}",

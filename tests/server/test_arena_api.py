@@ -200,7 +200,7 @@ def test_bad_uploads_are_refused_with_the_rule(field: ApiField, connect: ClientF
     with pytest.raises(InvalidRequestError, match="syntax") as caught:
         alice.submit(broken)
     assert caught.value.status == "INVALID_ARGUMENT"
-    with pytest.raises(InvalidRequestError, match=r"neither a \.py file nor a \.zip"):
+    with pytest.raises(InvalidRequestError, match=r"neither a \.py file, a \.zip nor a bot folder"):
         alice.submit(tmp_path / "notes.txt")
     with pytest.raises(InvalidRequestError, match="cannot read"):
         alice.submit(tmp_path / "missing.py")
