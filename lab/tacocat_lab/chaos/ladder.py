@@ -139,7 +139,29 @@ class Ladder:
             wait_for(self.done, timeout, f"the ladder's {self.spec.matches} matches",
                      interval=0.1)
         except ChaosError as exc:
-            raise ChaosError(f"{exc}; unrecorded: {self.diagnose()}") from None
+            raise ChaosError(f"{exc}; unrecorded: {self.diagnose()}; {self.situation()}") \
+                from None
+
+    def situation(self) -> str:
+        """What a stuck ladder's cluster looks like: the ladder's counters, the dispatcher
+        lock, each host's processes and the end of its log (when nothing is pending, the
+        question is who should have scheduled the next round)."""
+        from tacocat.worker.dispatcher import lock_key  # noqa: PLC0415
+
+        redis = self.cluster.redis
+        counters = {reply_text(k): reply_text(v)
+                    for k, v in redis.hgetall(self.arena.keys.counters(LADDER)).items()}
+        lock = lock_key(self.arena.keys.prefix)
+        holder = redis.get(lock)
+        lines = [f"counters {counters}",
+                 f"dispatcher lock {reply_text(holder) if holder else None} "
+                 f"(ttl {redis.pttl(lock)} ms)"]
+        for host in self.cluster.workers.values():
+            tail = host.text.splitlines()[-8:]
+            lines.append(f"{host.host}: supervisor {host.supervisor}, rq workers "
+                         f"{host.rq_workers()}, starts {host.starts}; log ends: "
+                         + " | ".join(tail))
+        return "; ".join(lines)
 
     def diagnose(self) -> list[dict[str, Any]]:
         """The matches not yet recorded, with what RQ and the leases say of their jobs."""
