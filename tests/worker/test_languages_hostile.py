@@ -1,11 +1,15 @@
-"""A hostile C bot is contained as a Python one is (tests/worker/test_sandbox_limits.py and
-test_sandbox.py have the Python versions): a fork bomb hits the process bound, a memory hog
-the address-space limit, a network attempt is refused; nothing it started outlives it. The
-C program is built the arena's way (in the sandbox, :func:`build_bot`) and run as a bot is;
-as a submitted bot, its fault is a recorded forfeit, never a crashed worker."""
+"""A hostile C or JavaScript bot is contained as a Python one is (tests/worker/
+test_sandbox_limits.py and test_sandbox.py have the Python versions): a fork (or spawn) bomb
+hits the process bound, a memory hog the address-space limit, a network attempt is refused;
+nothing it started outlives it. The C program is built the arena's way (in the sandbox,
+:func:`build_bot`) and run as a bot is; as a submitted bot, its fault is a recorded forfeit,
+never a crashed worker. The JavaScript one runs under the worker's default policy, the one
+node runs under in the arena (V8 reserves more address space at start than the C tests'
+512 MiB)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import uuid
 from dataclasses import replace
@@ -18,7 +22,12 @@ from tacocat.cli._newbot import write_starter
 from tacocat.protocol.manifest import load_manifest
 from tacocat.worker import JobContext, Launcher, WorkerSettings, run_smoke_test
 from tacocat.worker.build import build_bot
-from tacocat.worker.sandbox import BOT_DIR, SandboxPolicy, sandboxed_command
+from tacocat.worker.sandbox import (
+    BOT_DIR,
+    SandboxedCommand,
+    SandboxPolicy,
+    sandboxed_command,
+)
 
 from .sandbox_helpers import POLICY, Bots, processes_with, wait_until_gone
 from .worker_helpers import SANDBOX, make_field
@@ -157,3 +166,88 @@ def test_a_submitted_c_bot_that_fork_bombs_forfeits_and_the_worker_carries_on(
     assert report.outcome == "rejected", report
     assert "timeout" in report.reason, report.reason
     assert not wait_until_gone(marker)
+
+
+HOSTILE_JS = r"""
+const mode = process.argv[2];
+if (mode === "memory") {
+  try { const hog = Buffer.alloc(1 << 30, 1); console.log("hog allocated " + hog.length); }
+  catch (e) { console.log("hog refused: " + e.message); }
+} else if (mode === "network") {
+  const inet = require("net").connect(53, "1.1.1.1");
+  inet.on("connect", () => { console.log("inet connected"); process.exit(0); });
+  inet.on("error", (e) => { console.log("inet refused " + e.code); process.exit(0); });
+} else if (mode === "spawn") {
+  const { spawn } = require("child_process");
+  let made = 0, refused = false;
+  const refuse = (e) => {
+    if (!refused) { refused = true; console.log("bounded after " + made + " spawns: " + e.code); }
+  };
+  const more = () => {
+    if (refused) return;
+    try {
+      const child = spawn(process.execPath, [__filename, "idle"], { stdio: "ignore" });
+      child.on("error", refuse);
+      made++;
+      setTimeout(more, 5);
+    } catch (e) { refuse(e); }
+  };
+  more();
+  setInterval(() => {}, 1000);
+} else if (mode === "idle") {
+  setInterval(() => {}, 1000);
+}
+"""
+JS_POLICY = replace(WorkerSettings().sandbox_policy(), process_bound="auto")
+"""The worker's default bot policy: what a JavaScript bot gets in the arena."""
+
+
+def _js(bots: Bots, marker: str, mode: str) -> SandboxedCommand:
+    folder = bots.make("mallory-js", {f"{marker}.js": HOSTILE_JS})
+    node = shutil.which("node")
+    assert node is not None, "node is not installed: ./dev setup installs nodejs"
+    return sandboxed_command(JS_POLICY, folder, [node, f"{BOT_DIR}/{marker}.js", mode])
+
+
+def _run_js(bots: Bots, mode: str) -> str:
+    marker = f"hostile_{uuid.uuid4().hex[:12]}"
+    cmd = _js(bots, marker, mode)
+    try:
+        done = subprocess.run(stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
+                              check=False, **cmd.popen_kwargs())
+    finally:
+        cmd.close()
+    assert not processes_with(marker), "processes left running after close()"
+    return done.stdout.decode() + done.stderr.decode()
+
+
+def test_a_javascript_memory_hog_is_refused_its_gigabyte(bots: Bots) -> None:
+    out = _run_js(bots, "memory")
+    assert "hog refused" in out, out
+
+
+def test_a_javascript_bot_reaches_no_network(bots: Bots) -> None:
+    out = _run_js(bots, "network")
+    assert "inet refused EPERM" in out or "inet refused EACCES" in out, out
+
+
+def test_a_javascript_spawn_bomb_is_bounded_and_killed(bots: Bots) -> None:
+    marker = f"bomb_{uuid.uuid4().hex[:12]}"
+    cmd = _js(bots, marker, "spawn")
+    proc = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **cmd.popen_kwargs())
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode()
+        assert line.startswith("bounded after") and "EAGAIN" in line, line
+        running = processes_with(marker, bwrap=False)
+        # node's own threads count against the bound too: fewer processes than tasks
+        assert 1 < len(running) <= JS_POLICY.max_processes, running
+        cmd.kill()
+        assert not processes_with(marker, bwrap=False)
+        assert not wait_until_gone(marker)
+    finally:
+        proc.kill()
+        proc.wait()
+        cmd.close()
+    assert not processes_with(marker)
