@@ -98,6 +98,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                         metavar="SECONDS",
                         help=f"time per decision in smoke tests (default {DEFAULT_TIME_LIMIT:g})")
     add_bot_limits(tuning)
+    tuning.add_argument("--build-seconds", type=float, default=120.0, metavar="SECONDS",
+                        help="wall-clock time of one bot build (bots with a build step in "
+                             "their bot.toml; built once, at the smoke test; default 120)")
+    tuning.add_argument("--build-mb", type=int, default=16, metavar="MB",
+                        help="a built bot's folder, sources and what the build made "
+                             "(default 16)")
     tuning.add_argument("--wait", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                    help="export this host's worker metrics (Prometheus) on "
@@ -157,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
             trusted_owners=tuple(args.trust_owner), sandbox_problem=problem,
             max_strikes=args.max_strikes, batch=args.batch, lease=args.lease,
             bank_limits_per_game=args.bank_limits_per_game,
-            smoke_decision_seconds=args.smoke_decision_seconds, **bot_limits(args),
+            smoke_decision_seconds=args.smoke_decision_seconds, build_seconds=args.build_seconds,
+            build_mb=args.build_mb, **bot_limits(args),
         )
     except (SandboxUnavailableError, ValueError) as exc:
         print(f"tacocat worker: {exc}", file=sys.stderr)

@@ -62,12 +62,12 @@ from tacocat.protocol.manifest import ManifestError, check_executable, load_mani
 from . import progress
 from ._folders import match_folder
 from .bounds import MatchTimeouts, stall_seconds
-from .build import BuildFailedError, build_bot, unpack_built
+from .build import BuildFailedError, BuildLimits, build_bot, unpack_built
 from .errors import LanguageUnavailableError, SandboxUnavailableError
 from .launch import BotSpec, Launcher
 from .match import MatchPlayer, MatchRun
 from .queue import MatchQueue, stats_key
-from .settings import WorkerSettings
+from .settings import MIB, WorkerSettings
 
 if TYPE_CHECKING:
     from .metrics import WorkerMetrics
@@ -219,11 +219,12 @@ def play_versions(arena: Arena, ctx: JobContext, a: str, b: str,
     timed = _decision_hook(ctx.metrics.observe_decision if ctx.metrics is not None else None,
                            on_progress)
     batch = min(batch or settings.batch, MAX_BATCH)
-    progress.expect(stall_seconds(time_limit, batch=batch, startup_timeout=settings.startup_timeout,
-                                  margin=settings.stall_margin))
     with match_folder() as folder:
         bots = [_unpack(arena, version, Path(folder) / side, ctx)
                 for version, side in ((a, "a"), (b, "b"))]
+        progress.expect(stall_seconds(time_limit, batch=batch,
+                                      startup_timeout=settings.startup_timeout,
+                                      margin=settings.stall_margin))
         with MatchPlayer(ctx.launcher, bots[0], bots[1], rules, time_limit=time_limit,
                          max_strikes=settings.max_strikes,
                          bank_limits_per_game=settings.bank_limits_per_game,
@@ -331,11 +332,15 @@ def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> Bot
             f"{manifest.language} bots (`tacocat worker --check` lists its languages)")
     if manifest.build:
         built = arena.version_build(version_id)
+        limits = BuildLimits(seconds=ctx.settings.build_seconds,
+                             folder_bytes=ctx.settings.build_mb * MIB)
         if built is not None:
-            unpack_built(built, folder)
+            unpack_built(built, folder, limits)
         else:
+            # A build answers no decision: the horse's stall watch must wait for it.
+            progress.expect(limits.seconds + ctx.settings.stall_margin)
             try:
-                done = build_bot(ctx.launcher, folder, manifest, trusted=trusted)
+                done = build_bot(ctx.launcher, folder, manifest, trusted=trusted, limits=limits)
             except BuildFailedError as exc:
                 arena.store_build(version_id, None, exc.log)
                 raise

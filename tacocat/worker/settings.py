@@ -71,6 +71,11 @@ class WorkerSettings:
     bot_open_files: int = 64
     bot_processes: int = 16
     """Tasks (processes and threads) a bot may have at once."""
+    build_seconds: float = 120.0
+    """Wall-clock time of one bot build (a version with a ``build`` in its bot.toml, built
+    once, at its smoke test)."""
+    build_mb: int = 16
+    """The size of a built bot's folder, sources and what the build made."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "trusted_owners", tuple(self.trusted_owners))  # from JSON
@@ -79,7 +84,8 @@ class WorkerSettings:
                              f"got {self.pinning!r}")
         if self.smoke_games < 2 or self.smoke_games % 2:
             raise ValueError(f"smoke_games must be even and >= 2, got {self.smoke_games}")
-        for name in ("lease", "startup_timeout", "smoke_decision_seconds", "stall_margin"):
+        for name in ("lease", "startup_timeout", "smoke_decision_seconds", "stall_margin",
+                     "build_seconds", "build_mb"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)!r}")
         if self.lease < 3:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import struct
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,20 @@ def test_a_build_that_runs_forever_is_stopped_at_its_time_limit(tmp_path: Path) 
                   limits=BuildLimits(seconds=2))
     assert "while" not in caught.value.reason  # the manifest's words stay the owner's
     assert not (folder / "bot").exists()
+
+
+def test_the_workers_build_limit_rejects_a_version_whose_build_runs_on(
+        redis: redis_py.Redis, tmp_path: Path) -> None:
+    """An operator's ``tacocat worker --build-seconds 2`` reaches the smoke test's build."""
+    settings = replace(SETTINGS, build_seconds=2)
+    context = JobContext(settings, CONTEXT.launcher, "test")
+    field = make_field(redis)
+    slow = starter_zip(tmp_path, "c", **{"bot.toml": 'language = "c"\n'
+                                                     'build = ["sh", "-c", "sleep 30"]\n'})
+    version = field.arena.submit_bot(field.user("ann"), "c", "c.zip", slow).id
+    report = run_smoke_test(field.arena, version, context)
+    assert report.outcome == "rejected"
+    assert report.reason.startswith("the build took more than 2 s"), report.reason
 
 
 def test_a_build_that_prints_without_end_is_stopped(tmp_path: Path) -> None:
