@@ -7,10 +7,10 @@ one limit without races. An idle bucket expires once it would be full again: not
 up in Redis for subjects that stopped calling.
 
 The arena limits submissions per user (:attr:`RateLimits.submissions`; admins are exempt:
-they could create users to get around it anyway); the referee limits live games per player
-through :meth:`tacocat.arena.Arena.take_rate` (``tacocat.server`` falls back to an in-memory
-bucket when it has no arena). A refusal is :class:`~tacocat.arena.errors.RateLimited`, whose
-message says when to retry.
+they could create users to get around it anyway) and registrations per client address; the
+referee limits live games per player with :func:`take` (``tacocat.server`` falls back to an
+in-memory bucket when it has no arena). A refusal is
+:class:`~tacocat.arena.errors.RateLimited`, whose message says when to retry.
 """
 
 from __future__ import annotations

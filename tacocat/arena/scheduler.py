@@ -16,7 +16,7 @@ completed are created (default 2: the next round waits in the queue while the cu
 finishes, so workers never idle at a round's end). A new entrant therefore plays its first
 rounds against everyone before the established pairings go further ahead, and new
 versions get rated quickly. The flip side: **call :func:`schedule` again after results
-arrive** (``Arena.record_match(..., enqueue=...)`` does, and a periodic tick should).
+arrive** (``arena.matches.record(..., enqueue=...)`` does, and a periodic tick should).
 
 **Order.** Which due matches are created (and so played) first is :mod:`.order`'s: new
 versions first, then the least certain pairings, with a fairness bound. ``queue_depth``

@@ -31,7 +31,8 @@ from tacocat.engine.stats import StatsError
 from tacocat.models import BotVersion, MatchResult, Trial, TrialStatus, User, VersionStatus
 
 from . import _trial_store as store
-from .arena import Arena, _unavailable
+from ._area import unavailable
+from .arena import Arena
 from .errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from .ids import shown, split_version_id
 from .ladders import DEFAULT_DECISION_SECONDS, check_settings
@@ -68,7 +69,7 @@ class Trials:
 
     # -- users' calls ----------------------------------------------------------------------
 
-    @_unavailable
+    @unavailable
     def create(self, actor: User, candidate: str, baseline: str, *, sprt: Sprt | None = None,
                max_games: int = DEFAULT_MAX_GAMES,
                games_per_match: int = DEFAULT_GAMES_PER_MATCH,
@@ -110,11 +111,11 @@ class Trials:
         dispatch.request_tick(self.redis, self.arena.keys)
         return trial
 
-    @_unavailable
+    @unavailable
     def get(self, trial_id: str) -> Trial:
         return store.get(self.redis, self.keys, trial_id)
 
-    @_unavailable
+    @unavailable
     def find(self, *, owner: str | None = None, version: str | None = None,
              bot: str | None = None, count: int = 100) -> list[Trial]:
         """Newest first; only ``owner``'s, or those with ``version`` (or a version of
@@ -122,7 +123,7 @@ class Trials:
         return store.list_trials(self.redis, self.keys, owner=owner, version=version,
                                  bot=bot, count=count)
 
-    @_unavailable
+    @unavailable
     def cancel(self, actor: User, trial_id: str) -> Trial:
         """Stop scheduling (its owner or an admin); a trial that ended stays as it is."""
         trial = store.get(self.redis, self.keys, trial_id)
@@ -137,11 +138,11 @@ class Trials:
 
     # -- the workers' calls -----------------------------------------------------------------
 
-    @_unavailable
+    @unavailable
     def get_match(self, match_id: str) -> TrialMatch:
         return store.get_match(self.redis, self.keys, match_id)
 
-    @_unavailable
+    @unavailable
     def tick(self, enqueue: Enqueue, *, job_alive: JobAlive | None = None,
              grace: float = DEFAULT_ORPHAN_GRACE) -> list[str]:
         """One dispatcher pass over the open trials: start those whose versions are ready,
@@ -156,7 +157,7 @@ class Trials:
                                                       job_alive, grace, self.arena.clock())
         return enqueued
 
-    @_unavailable
+    @unavailable
     def schedule(self, trial_id: str, enqueue: Enqueue) -> list[str]:
         """Create the trial's next matches (up to :data:`IN_FLIGHT` pending) and enqueue them."""
         created = store.create_matches(self.redis, self.keys, trial_id, IN_FLIGHT,
@@ -165,7 +166,7 @@ class Trials:
             enqueue(match_id)
         return created
 
-    @_unavailable
+    @unavailable
     def record(self, match_id: str, result: MatchResult, *,
                enqueue: Enqueue | None = None) -> TrialMatchStatus | None:
         """Count a played match exactly once and decide; None for a duplicate, DROPPED if
@@ -181,7 +182,7 @@ class Trials:
         """A waiting trial starts once its candidate is active, fails if it was rejected."""
         if trial.status is not TrialStatus.WAITING:
             return trial
-        candidate = self.arena.get_version(trial.candidate)
+        candidate = self.arena.bots.version(trial.candidate)
         if candidate.status is VersionStatus.PENDING:
             return trial
         if candidate.status is VersionStatus.REJECTED:
@@ -193,11 +194,11 @@ class Trials:
     def _version(self, ref: str, what: str) -> BotVersion:
         split_version_id(ref)
         try:
-            return self.arena.get_version(ref)
+            return self.arena.bots.version(ref)
         except LookupError:
             bot = ref.rpartition("@")[0]
             try:
-                count = self.arena.get_bot(bot).versions
+                count = self.arena.bots.get(bot).versions
             except LookupError:
                 raise store.not_found(f"no bot {bot!r} (the {what} {ref}); `tacocat bot "
                                       "list` shows the bots") from None

@@ -29,7 +29,7 @@ class ArenaAuthenticator:
 
     async def authenticate(self, token: str) -> str | None:
         try:
-            user = await asyncio.to_thread(self.arena.authenticate, token)
+            user = await asyncio.to_thread(self.arena.users.authenticate, token)
         except Unauthenticated:
             return None
         return user.name
@@ -67,19 +67,19 @@ def bootstrap_admin_token(arena: Arena, path: Path, *, recover: bool = False) ->
     revoked token file is replaced by a fresh admin token: whoever holds the Redis holds the
     arena anyway.
     """
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     if token is not None:
         write_token_file(path, token)
         return AdminToken(token, path, True)
     saved = read_token_file(path)
     if saved is not None:
         with contextlib.suppress(Unauthenticated):
-            if arena.authenticate(saved).admin:
+            if arena.users.authenticate(saved).admin:
                 return AdminToken(saved, path, False)
     if not recover:
         return AdminToken(None, path, False)
     try:
-        arena.get_user(ADMIN)
+        arena.users.get(ADMIN)
     except NotFound:
         return AdminToken(None, path, False)
     token = issue_token(arena.redis, arena.keys, ADMIN, label="recovered by tacocat up",

@@ -1,7 +1,7 @@
 """Live leaderboards for ``Arena.WatchLeaderboard``: one change feed per watched ladder.
 
-A :class:`LadderFeed` subscribes to the ladder's Redis pub/sub channel (``Arena.events_channel``)
-in a thread of its own, and on every event (coalescing bursts for ``debounce`` seconds)
+A :class:`LadderFeed` subscribes to the ladder's Redis pub/sub channel
+(``arena.ladders.events_channel``) in a thread of its own, and on every event (coalescing bursts for ``debounce`` seconds)
 re-reads the leaderboard and the ladder status once, however many clients watch. It keeps
 only the newest update: each watcher sends the newest one it has not sent, so a slow reader
 skips intermediate states instead of queueing them. A periodic re-read (``refresh``) covers
@@ -131,7 +131,7 @@ class LadderFeed:
     # -- the listener (its own thread) ----------------------------------------------------
 
     def _listen(self) -> None:
-        channel = self.arena.events_channel(self.ladder)
+        channel = self.arena.ladders.events_channel(self.ladder)
         while not self._stop.is_set():
             pubsub = self.arena.redis.pubsub(  # type: ignore[no-untyped-call, unused-ignore]
                 ignore_subscribe_messages=True)

@@ -12,10 +12,10 @@ _SIDE: Final = {"a": apb.SIDE_A, "b": apb.SIDE_B}
 
 def match_logs(arena: Arena, user: User, request: apb.GetMatchLogsRequest) -> apb.MatchLogs:
     """The caller's sides' logs (the arena refuses anyone else), and a link when asked."""
-    found = arena.match_logs(user, request.id)
+    found = arena.matches.logs(user, request.id)
     out = apb.MatchLogs(match=request.id, logs=[_log_to_pb(log) for log in found])
     if request.link_seconds:
-        out.link, out.link_expires_at = arena.match_logs_link(user, request.id,
+        out.link, out.link_expires_at = arena.matches.logs_link(user, request.id,
                                                               request.link_seconds)
     return out
 

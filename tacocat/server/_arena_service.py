@@ -1,9 +1,9 @@
 # ruff: noqa: N802 - the servicer's methods are named after the RPCs
 """``tacocat.v1.Arena``: the arena API over gRPC, served next to the referee.
 
-A thin async edge over the synchronous :class:`tacocat.arena.Arena` facade, which holds every
+A thin async edge over the synchronous :class:`tacocat.arena.Arena`, whose areas hold every
 rule: each call authenticates the token in its metadata (``authorization: Bearer TOKEN``),
-converts the request to domain values, runs the facade in a thread pool, and converts the
+converts the request to domain values, runs the area's call in a thread pool, and converts the
 answer back. Arena refusals become gRPC status codes (``grpc.StatusCode[exc.status]``) with
 the arena's message, which says what to do. Calls that change something need a token; reads
 may be anonymous, but a token that is sent must be valid.
@@ -95,7 +95,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
     watch streams.
 
     ``web_url`` is what ``GetServerInfo`` reports as the web leaderboard (empty: none);
-    ``referee`` whether the Referee is served alongside. ``threads`` bounds the facade calls
+    ``referee`` whether the Referee is served alongside. ``threads`` bounds the arena calls
     running at once. ``open_registration``: anyone may ``RegisterUser`` (rate-limited per
     IP); off, only admins make users.
     """
@@ -153,7 +153,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
             if required:
                 raise Unauthenticated(_NEEDS_TOKEN)
             return None
-        return await self.run(self.arena.authenticate, token)
+        return await self.run(self.arena.users.authenticate, token)
 
     async def actor(self, context: Context) -> User:
         user = await self.user(context, required=True)
@@ -188,7 +188,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
                                      status=status_to_pb(status))
 
     def _read_ladder(self, ladder: str) -> tuple[Leaderboard, LadderStatus]:
-        return self.arena.leaderboard(ladder), self.arena.ladder_status(ladder)
+        return self.arena.ladders.leaderboard(ladder), self.arena.ladders.status(ladder)
 
     # -- server and users -----------------------------------------------------------------
 
@@ -207,7 +207,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
     @_refusals
     async def CreateUser(self, request: apb.CreateUserRequest, context: Context) -> apb.User:
         actor = await self.actor(context)
-        user = await self.run(self.arena.create_user, actor, request.name, admin=request.admin)
+        user = await self.run(self.arena.users.create, actor, request.name, admin=request.admin)
         return user_to_pb(user)
 
     @_refusals
@@ -219,7 +219,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
                 "(tacocat user create NAME, then tacocat token create --user NAME), or run "
                 "the server with --open-registration")
         await self.user(context, required=False)  # a token that is sent must be valid
-        user, token = await self.run(self.arena.register_user, request.name,
+        user, token = await self.run(self.arena.users.register, request.name,
                                      client=peer_subject(context.peer()),
                                      label=request.label)
         log.info("registered user %s from %s", user.name, context.peer())
@@ -230,7 +230,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
                           context: Context) -> apb.CreateTokenResponse:
         actor = await self.actor(context)
         target = request.user or actor.name
-        token = await self.run(self.arena.create_token, actor, target, label=request.label)
+        token = await self.run(self.arena.users.create_token, actor, target, label=request.label)
         return self._token_reply(token, target, request.label)
 
     def _token_reply(self, token: str, user: str, label: str) -> apb.CreateTokenResponse:
@@ -243,14 +243,14 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
     async def ListTokens(self, request: apb.ListTokensRequest,
                          context: Context) -> apb.ListTokensResponse:
         actor = await self.actor(context)
-        tokens = await self.run(self.arena.list_tokens, actor, request.user or None)
+        tokens = await self.run(self.arena.users.tokens, actor, request.user or None)
         return apb.ListTokensResponse(tokens=[token_info_to_pb(t) for t in tokens])
 
     @_refusals
     async def RevokeToken(self, request: apb.RevokeTokenRequest,
                           context: Context) -> apb.RevokeTokenResponse:
         actor = await self.actor(context)
-        await self.run(self.arena.revoke_token, actor, request.id, request.user or None)
+        await self.run(self.arena.users.revoke_token, actor, request.id, request.user or None)
         return apb.RevokeTokenResponse()
 
     # -- bots -----------------------------------------------------------------------------
@@ -260,9 +260,9 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
                         context: Context) -> apb.SubmitBotResponse:
         actor = await self.actor(context)
         if request.ladder:  # refuse an unknown ladder before storing anything
-            await self.run(self.arena.get_ladder, request.ladder)
+            await self.run(self.arena.ladders.get, request.ladder)
         try:
-            version = await self.run(self.arena.submit_bot, actor, request.bot,
+            version = await self.run(self.arena.bots.submit, actor, request.bot,
                                      request.filename, request.data)
         except DuplicateSubmission as exc:
             if not request.ladder:
@@ -275,11 +275,11 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
         reply = apb.SubmitBotResponse(version=version_to_pb(version))
         if request.ladder:
             try:
-                entry = await self.run(self.arena.join_ladder, actor, version.bot,
+                entry = await self.run(self.arena.ladders.join, actor, version.bot,
                                        request.ladder)
                 reply.joined = True
             except AlreadyExists:
-                entries = await self.run(self.arena.entries, request.ladder)
+                entries = await self.run(self.arena.ladders.entries, request.ladder)
                 entry = next(e for e in entries if e.bot == version.bot)
             reply.entry.CopyFrom(entry_to_pb(entry))
         log.info("%s submitted %s (%d bytes)%s", actor.name, version.id, version.size,
@@ -291,7 +291,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
                        context: Context) -> apb.ListBotsResponse:
         await self.user(context, required=False)
         owner = check_name("user", request.owner) if request.owner else None
-        bots = await self.run(self.arena.list_bots, owner)
+        bots = await self.run(self.arena.bots.all, owner)
         return apb.ListBotsResponse(bots=[bot_to_pb(b) for b in bots])
 
     @_refusals
@@ -301,7 +301,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
         bot = request.bot
         if "/" not in bot and user is not None:
             bot = f"{user.name}/{bot}"  # a bare name is the caller's bot
-        versions = await self.run(self.arena.list_versions, bot)
+        versions = await self.run(self.arena.bots.versions, bot)
         return apb.ListVersionsResponse(versions=[version_to_pb(v) for v in versions])
 
     @_refusals
@@ -309,7 +309,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
                           context: Context) -> apb.BuildLog:
         # A token is needed (UNAUTHENTICATED without); the arena refuses non-owners.
         actor = await self.actor(context)
-        return apb.BuildLog(log=await self.run(self.arena.build_log, actor, request.version))
+        return apb.BuildLog(log=await self.run(self.arena.bots.build_log, actor, request.version))
 
     # -- ladders --------------------------------------------------------------------------
 
@@ -335,7 +335,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
             settings["decision_seconds"] = request.decision_seconds
         if request.batch:
             settings["batch"] = request.batch
-        ladder = await self.run(self.arena.create_ladder, actor, request.name, **settings)
+        ladder = await self.run(self.arena.ladders.create, actor, request.name, **settings)
         log.info("%s created ladder %s", actor.name, ladder.name)
         return ladder_to_pb(ladder)
 
@@ -343,32 +343,32 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
     async def ListLadders(self, request: apb.ListLaddersRequest,
                           context: Context) -> apb.ListLaddersResponse:
         await self.user(context, required=False)
-        ladders = await self.run(self.arena.list_ladders)
+        ladders = await self.run(self.arena.ladders.all)
         return apb.ListLaddersResponse(ladders=[ladder_to_pb(lad) for lad in ladders])
 
     @_refusals
     async def JoinLadder(self, request: apb.JoinLadderRequest, context: Context) -> apb.Entry:
         actor = await self.actor(context)
-        entry = await self.run(self.arena.join_ladder, actor, request.bot, request.ladder)
+        entry = await self.run(self.arena.ladders.join, actor, request.bot, request.ladder)
         return entry_to_pb(entry)
 
     @_refusals
     async def GetLeaderboard(self, request: apb.GetLeaderboardRequest,
                              context: Context) -> apb.Leaderboard:
         await self.user(context, required=False)
-        return leaderboard_to_pb(await self.run(self.arena.leaderboard, request.ladder))
+        return leaderboard_to_pb(await self.run(self.arena.ladders.leaderboard, request.ladder))
 
     @_refusals
     async def GetLadderStatus(self, request: apb.GetLadderStatusRequest,
                               context: Context) -> apb.LadderStatus:
         await self.user(context, required=False)
-        return status_to_pb(await self.run(self.arena.ladder_status, request.ladder))
+        return status_to_pb(await self.run(self.arena.ladders.status, request.ladder))
 
     async def WatchLeaderboard(self, request: apb.WatchLeaderboardRequest,
                                context: Context) -> AsyncIterator[apb.LeaderboardUpdate]:
         try:
             await self.user(context, required=False)
-            await self.run(self.arena.get_ladder, request.ladder)  # NOT_FOUND up front
+            await self.run(self.arena.ladders.get, request.ladder)  # NOT_FOUND up front
             if self.feeds.closed:
                 raise _ShuttingDown
             async with self.feeds.watch(request.ladder) as feed:
@@ -394,7 +394,7 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
         await self.user(context, required=False)
         status = MATCH_STATUS_FROM_PB.get(request.status)
         count = min(request.count or 100, MAX_LIST_MATCHES)
-        page = await self.run(self.arena.match_page, request.ladder, status=status,
+        page = await self.run(self.arena.matches.page, request.ladder, status=status,
                               start=request.start, count=count,
                               newest_first=request.newest_first)
         return apb.ListMatchesResponse(matches=[match_to_pb(m) for m in page.matches],
@@ -403,13 +403,13 @@ class ArenaService(TrialRpcs, apb_grpc.ArenaServicer):
     @_refusals
     async def GetMatch(self, request: apb.GetMatchRequest, context: Context) -> apb.Match:
         await self.user(context, required=False)
-        return match_to_pb(await self.run(self.arena.get_match, request.id))
+        return match_to_pb(await self.run(self.arena.matches.get, request.id))
 
     async def GetMatchReplays(self, request: apb.GetMatchReplaysRequest,
                               context: Context) -> AsyncIterator[apb.ReplayChunk]:
         try:
             await self.user(context, required=False)
-            blob = await self.run(self.arena.match_replays_blob, request.id)
+            blob = await self.run(self.arena.matches.replays_blob, request.id)
         except Exception as exc:
             await self.abort(context, exc)
             return

@@ -1,8 +1,8 @@
 """The web UI of the arena: live leaderboards, crosstables, rating charts, a replay viewer,
 bot and user pages, and matches watched while they are played.
 
-An aiohttp application (:func:`create_app`) on the synchronous :class:`tacocat.arena.Arena`
-facade, with HTML pages (plain HTML, CSS and vanilla JavaScript; no build step), the same
+An aiohttp application (:func:`create_app`) on the synchronous :class:`tacocat.arena.Arena`,
+with HTML pages (plain HTML, CSS and vanilla JavaScript; no build step), the same
 data as JSON under ``/api/``, and server-sent events fed from the arena's Redis pub/sub for
 live ladder pages. :class:`WebServer` runs it inside an existing event loop (``tacocat
 serve``). Routes: see :mod:`tacocat.web._app`. A ladder page without the server:

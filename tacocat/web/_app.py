@@ -100,7 +100,7 @@ def create_app(arena: Arena, redis_url: str, settings: WebSettings | None = None
         snap = await _call(_data.load_ladder, arena, ladder, view=chosen)
         return _update(snap)
 
-    app[HUB] = LiveHub(redis_url, arena.keys.events("*"), arena.events_channel, render,
+    app[HUB] = LiveHub(redis_url, arena.keys.events("*"), arena.ladders.events_channel, render,
                        min_interval=settings.min_interval)
 
     async def start_hub(app: web.Application) -> None:
@@ -266,11 +266,11 @@ async def match_page(request: web.Request) -> web.Response:
 
 async def live_page(request: web.Request) -> web.Response:
     arena = request.app[ARENA]
-    match, running = await _call(arena.live_match, request.match_info["id"])
+    match, running = await _call(arena.live.match, request.match_info["id"])
     if match.status is not MatchStatus.SCHEDULED:
         raise web.HTTPFound(_render.match_url(match.id))
-    finished = tuple(await _call(arena.live_games, match)) if running else ()
-    view = _data.live_view(match, await _call(arena.get_ladder, match.ladder), finished)
+    finished = tuple(await _call(arena.live.games, match)) if running else ()
+    view = _data.live_view(match, await _call(arena.ladders.get, match.ladder), finished)
     game: int | None = None
     data: dict[str, Any] | None = None
     waiting: str | None = None
@@ -314,7 +314,7 @@ async def api_ladder(request: web.Request) -> web.Response:
 
 
 async def api_crosstable(request: web.Request) -> web.Response:
-    board = await _call(request.app[ARENA].leaderboard, request.match_info["name"])
+    board = await _call(request.app[ARENA].ladders.leaderboard, request.match_info["name"])
     return _json(_data.crosstable_json(board))
 
 
@@ -328,8 +328,8 @@ async def api_ladder_matches(request: web.Request) -> web.Response:
     count = _int_param(request, "count", _data.RECENT_MATCHES, 1, MAX_LISTED_MATCHES)
     arena = request.app[ARENA]
     name = request.match_info["name"]
-    log_entries = await _call(arena.recent_matches, name, count)
-    status = await _call(arena.ladder_status, name)
+    log_entries = await _call(arena.ladders.recent_matches, name, count)
+    status = await _call(arena.ladders.status, name)
     # "total" says when the list is not all of them; "max_count" is the most one asks for.
     return _json({"matches": [_data.log_json(e) for e in log_entries],
                   "total": status.matches_recorded, "max_count": MAX_LISTED_MATCHES})
@@ -361,7 +361,7 @@ async def api_game(request: web.Request) -> web.Response:
 async def api_replays(request: web.Request) -> web.Response:
     arena = request.app[ARENA]
     match_id = request.match_info["id"]
-    blob = await _call(arena.match_replays_blob, match_id)
+    blob = await _call(arena.matches.replays_blob, match_id)
     if not blob:
         raise web.HTTPNotFound(reason="Not found", text=f"match {match_id!r} has no replays")
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in match_id)
@@ -395,7 +395,7 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
     once it is recorded (or cancelled). Polls Redis once a second: cheap, and no change is
     ever missed."""
     arena = request.app[ARENA]
-    match, _ = await _call(arena.live_match, request.match_info["id"])  # 404 first
+    match, _ = await _call(arena.live.match, request.match_info["id"])  # 404 first
     response = web.StreamResponse(headers={
         "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache",
         "X-Accel-Buffering": "no"})
@@ -407,7 +407,7 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
         await response.prepare(request)
         await response.write(f"retry: {settings.retry_ms}\n\n".encode())
         while not hub.closed:
-            match, running = await _call(arena.live_match, match.id)
+            match, running = await _call(arena.live.match, match.id)
             if match.status is not MatchStatus.SCHEDULED:
                 state = {"status": match.status.value, "url": _render.match_url(match.id)}
                 await response.write(_named("done", state))
@@ -422,7 +422,7 @@ async def api_live_events(request: web.Request) -> web.StreamResponse:
                     # "latest": the number (from 1) of the game that ended last, for the
                     # viewer to follow; games end out of schedule order. Its deal and seats
                     # place it (only the last is read: a long match has many).
-                    finished = await _call(arena.live_games, match, games - 1) if games else []
+                    finished = await _call(arena.live.games, match, games - 1) if games else []
                     newest = _data.newest_place(match, finished)
                     await response.write(_named("game", {
                         "games": games, "total": match.games,

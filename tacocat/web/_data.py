@@ -1,4 +1,4 @@
-"""What the pages and the JSON API show, read from the synchronous :class:`Arena` facade.
+"""What the pages and the JSON API show, read from the synchronous :class:`Arena`.
 
 The loaders here block (they talk to Redis through the sync client); the handlers run them in
 a worker thread (``asyncio.to_thread``). The ``*_json`` functions are the JSON API's shapes,
@@ -110,27 +110,27 @@ LEADERS = 3
 
 
 def load_ladders(arena: Arena) -> list[LadderSummary]:
-    ladders = sorted(arena.list_ladders(), key=lambda lad: lad.name)
+    ladders = sorted(arena.ladders.all(), key=lambda lad: lad.name)
     out = []
     for lad in ladders:
-        board = arena.leaderboard(lad.name)
+        board = arena.ladders.leaderboard(lad.name)
         # Retired versions keep their results but are not "the leaders" any more.
         leaders = tuple(s for s in board.standings
                         if s.rating is not None and s.active)[:LEADERS]
-        out.append(LadderSummary(lad, arena.ladder_status(lad.name), leaders))
+        out.append(LadderSummary(lad, arena.ladders.status(lad.name), leaders))
     return out
 
 
 def load_ladder(arena: Arena, name: str, *, recent: int = RECENT_MATCHES,
                 view: LadderView | None = None) -> LadderSnapshot:
     """Raises :class:`~tacocat.arena.NotFound` (or ``InvalidArgument`` for a bad name)."""
-    ladder = arena.get_ladder(name)
-    board = arena.leaderboard(name)
-    status = arena.ladder_status(name)
-    log = arena.recent_matches(name, recent)
+    ladder = arena.ladders.get(name)
+    board = arena.ladders.leaderboard(name)
+    status = arena.ladders.status(name)
+    log = arena.ladders.recent_matches(name, recent)
     history = _history(arena, name)
     return LadderSnapshot(ladder, status, board, tuple(log), history, view or LadderView(),
-                          tuple(arena.live_matches(name)))
+                          tuple(arena.live.matches(name)))
 
 
 _histories: dict[tuple[int, str, str], RatingHistory] = {}
@@ -286,11 +286,11 @@ class MatchView:
 
 
 def load_match(arena: Arena, match_id: str, *, replays: bool = True) -> MatchView:
-    match = arena.get_match(match_id)
-    ladder = arena.get_ladder(match.ladder)
+    match = arena.matches.get(match_id)
+    ladder = arena.ladders.get(match.ladder)
     records: tuple[GameRecord, ...] = ()
     if replays and match.status is MatchStatus.RECORDED:
-        records = tuple(arena.match_replays(match_id))
+        records = tuple(arena.matches.replays(match_id))
     return MatchView(match, ladder, records)
 
 

@@ -35,10 +35,10 @@ async def requested_logs(request: web.Request, arena: Arena,
         return None
     try:
         if link is not None:
-            found = await asyncio.to_thread(arena.match_logs_by_link, match_id, link)
+            found = await asyncio.to_thread(arena.matches.logs_by_link, match_id, link)
             return found, urlencode({"logs": link})
-        user = await asyncio.to_thread(arena.authenticate, token)
-        return await asyncio.to_thread(arena.match_logs, user, match_id), ""
+        user = await asyncio.to_thread(arena.users.authenticate, token)
+        return await asyncio.to_thread(arena.matches.logs, user, match_id), ""
     except (PermissionDenied, Unauthenticated) as exc:
         raise web.HTTPForbidden(reason="Forbidden", text=str(exc)) from None
 

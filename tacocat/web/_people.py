@@ -71,14 +71,14 @@ class BotPage:
 
 def load_bot_page(arena: Arena, bot_id: str) -> BotPage:
     """Raises :class:`~tacocat.arena.NotFound` for an unknown bot."""
-    bot = arena.get_bot(bot_id)
-    versions = tuple(reversed(arena.list_versions(bot.id)))
+    bot = arena.bots.get(bot_id)
+    versions = tuple(reversed(arena.bots.versions(bot.id)))
     mine = {v.id for v in versions}
     ratings: list[tuple[str, Standing]] = []
     recent: list[tuple[str, LogEntry]] = []
     h2h: list[HeadToHead] = []
-    for ladder in arena.bot_ladders(bot.id):
-        board = arena.leaderboard(ladder)
+    for ladder in arena.ladders.of_bot(bot.id):
+        board = arena.ladders.leaderboard(ladder)
         ratings += [(ladder, s) for s in board.standings if s.version in mine]
         for pair in board.pairs:
             for me, other in ((pair.a, pair.b), (pair.b, pair.a)):
@@ -87,7 +87,7 @@ def load_bot_page(arena: Arena, bot_id: str) -> BotPage:
                     if seen is not None:
                         h2h.append(HeadToHead(ladder, me, other, seen.games, seen.wins,
                                               seen.ties, seen.losses))
-        recent += [(ladder, e) for e in arena.recent_matches(ladder, SCANNED_MATCHES)
+        recent += [(ladder, e) for e in arena.ladders.recent_matches(ladder, SCANNED_MATCHES)
                    if e.a in mine or e.b in mine]
     recent.sort(key=lambda item: item[1].recorded_at, reverse=True)
     return BotPage(bot, versions, tuple(ratings), tuple(recent[:RECENT_BOT_MATCHES]),
@@ -103,8 +103,8 @@ class UserPage:
 
 def load_user_page(arena: Arena, name: str) -> UserPage:
     """Raises :class:`~tacocat.arena.NotFound` for an unknown user."""
-    user = arena.get_user(name)
-    return UserPage(user.name, tuple(arena.list_bots(user.name)))
+    user = arena.users.get(name)
+    return UserPage(user.name, tuple(arena.bots.all(user.name)))
 
 
 def bot_json(data: BotPage) -> dict[str, Any]:

@@ -68,8 +68,8 @@ class MatchTimeouts:
                 match = trials.get_match(match_id)
                 trial = trials.get(match.trial)
                 return trial.decision_seconds, match.games, self._batch(0)
-            ladder_match = self.arena.get_match(match_id)
-            ladder = self.arena.get_ladder(ladder_match.ladder)
+            ladder_match = self.arena.matches.get(match_id)
+            ladder = self.arena.ladders.get(ladder_match.ladder)
         except ArenaError:
             return None
         return ladder.decision_seconds, ladder_match.games, self._batch(ladder.batch)

@@ -2,7 +2,7 @@
 
 A version whose ``bot.toml`` has a ``build`` (:mod:`tacocat.protocol.manifest`) is built by
 the first worker that needs it (its smoke test), and the result is kept with the version
-(:meth:`~tacocat.arena.Arena.store_build`): every later match unpacks the built files
+(:meth:`~tacocat.arena.BotArea.store_build`): every later match unpacks the built files
 instead of building again.
 
 The build runs as a bot does (:func:`~tacocat.worker.sandbox.sandboxed_command`: no network,

@@ -9,7 +9,7 @@ and enqueued once, a live job is never enqueued again), so the lock only saves e
 brief overlap after a lost lock does no harm.
 
 One pass: wait for a tick request (up to ``wait`` seconds, less when the lock must be
-renewed sooner: a third of its TTL), then ``arena.tick``: schedule the ladders asked for
+renewed sooner: a third of its TTL), then ``arena.matches.tick``: schedule the ladders asked for
 (all of them after ``wait`` quiet seconds) and hand out due smoke tests; and at most every ``wait``
 seconds, over every ladder, re-enqueue orphaned matches: job gone, or running without a live
 lease, for longer than ``grace`` (the arena's default grace, 10 s, covers the gap between
@@ -115,7 +115,7 @@ class Dispatcher:
         if ALL in asked or (not asked and now - self._quiet_since >= self.wait):
             self._quiet_since = now
             due = None
-        report = self.arena.tick(self.queue.enqueue_match, ladders_due=due,
+        report = self.arena.matches.tick(self.queue.enqueue_match, ladders_due=due,
                                  enqueue_smoke=self.queue.enqueue_smoke)
         Trials(self.arena).tick(self.queue.enqueue_match, job_alive=self.queue.job_alive,
                                 grace=self.grace)
@@ -123,8 +123,8 @@ class Dispatcher:
             self._swept = self.clock()
             requeued = {}
             self._aborted.clear()
-            for ladder in self.arena.list_ladders():
-                found = self.arena.requeue_orphans(
+            for ladder in self.arena.ladders.all():
+                found = self.arena.matches.requeue_orphans(
                     ladder.name, self._rerun_or_abort, timeout=self.orphan_timeout,
                     job_alive=self.queue.job_alive, grace=self.grace)
                 requeued[ladder.name] = [m for m in found if m not in self._aborted]
@@ -140,7 +140,7 @@ class Dispatcher:
             count = count_failure(self.arena.redis, self.arena.keys.prefix, match_id, failure)
             if count >= self.max_failures:
                 reason = abort_reason(failure, count)
-                if self.arena.abort_match(match_id, reason):
+                if self.arena.matches.abort(match_id, reason):
                     self._aborted.add(match_id)
                     log.error("aborted match %s: %s. Its bots' owners see this reason; look "
                               "at the worker logs for what failed", match_id, reason)

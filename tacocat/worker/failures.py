@@ -8,7 +8,7 @@ asks :func:`last_failure` how the last run ended and counts it with :func:`count
 (``{prefix}worker:failures:{match}``, a hash: a count per way of failing and its last
 description). When one way reaches ``max_failures`` (:data:`DEFAULT_MAX_FAILURES`), the
 match is not run again: the arena records it ``aborted`` with that description
-(:meth:`Arena.abort_match <tacocat.arena.Arena.abort_match>`), and the ladder goes on.
+(:meth:`arena.matches.abort <tacocat.arena.MatchArea.abort>`), and the ladder goes on.
 
 Counted per way, not in all: a match whose worker was killed once, ran past its timeout once
 and hit a stall once has met three different accidents, not one fault of its own. A match

@@ -10,7 +10,7 @@ A match job (:func:`play_match`, the body is :func:`run_match`):
    pairs) through the one match loop, ``batch`` games at once; faults forfeit games, never
    the job;
 4. kill both bots' process groups and delete the folder;
-5. ``arena.record_match`` (exactly once: a duplicate run's result is dropped there), which
+5. ``arena.matches.record`` (exactly once: a duplicate run's result is dropped there), which
    also schedules what became due, enqueuing it here; then each bot's stderr, for its owner
    (a failure there costs the logs, never the match);
 6. add the job's time split (games, bot starts, recording) to the worker counters, and
@@ -172,14 +172,14 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
     metrics = ctx.metrics
     started = time.perf_counter()
     try:
-        match = arena.get_match(match_id)
+        match = arena.matches.get(match_id)
     except NotFound:
         return MatchReport(match_id, "skipped", "no such match")
     if match.status is not MatchStatus.SCHEDULED:
         return MatchReport(match_id, "skipped", f"the match is {match.status.value}")
-    ladder = arena.get_ladder(match.ladder)
-    _watched(arena.start_live, match, ctx.worker)
-    feed = _LiveFeed(lambda lines: _watched(arena.add_live_games, match, lines))
+    ladder = arena.ladders.get(match.ladder)
+    _watched(arena.live.start, match, ctx.worker)
+    feed = _LiveFeed(lambda lines: _watched(arena.live.add_games, match, lines))
     played = play_versions(arena, ctx, match.a, match.b, match.schedule(), ladder.ruleset,
                            ladder.decision_seconds, ladder.batch, on_game=feed.add,
                            on_progress=feed.tick)
@@ -189,12 +189,12 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
                                       recording - started, a_seats=played.a_seats,
                                       worker=ctx.worker, keep_replays=settings.keep_replays,
                                       lines=feed.lines)
-    done = arena.record_match(match.id, result,
+    done = arena.matches.record(match.id, result,
                               enqueue=queue.enqueue_match if queue is not None else None,
                               on_refit=metrics.observe_refit if metrics is not None else None)
     if done.recorded:  # a duplicate run's logs are not the recorded games'
-        _watched(arena.store_match_logs, match.id, dict(zip("ab", played.logs, strict=True)))
-    _watched(arena.end_live, match)
+        _watched(arena.matches.store_logs, match.id, dict(zip("ab", played.logs, strict=True)))
+    _watched(arena.live.end, match)
     ended = time.perf_counter()
     report = MatchReport(
         match.id, "recorded" if done.recorded else "duplicate",
@@ -307,7 +307,7 @@ def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> Bot
     parent temporary folder stays private to the worker). A trusted owner's bot (the
     operator's own code, ``WorkerSettings.trusted_owners``) runs outside the sandbox."""
     folder.mkdir(mode=0o755)
-    version = arena.get_version(version_id)
+    version = arena.bots.version(version_id)
     trusted = version.owner in ctx.settings.trusted_owners
     if not trusted and ctx.settings.sandbox and ctx.settings.sandbox_problem:
         # The host's fault, not the bot's: the job fails (nothing recorded, nobody blamed)
@@ -315,7 +315,7 @@ def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> Bot
         raise SandboxUnavailableError(
             f"{version_id} not started: this worker cannot sandbox submitted bots "
             f"({ctx.settings.sandbox_problem}); it waits for a worker that can")
-    unpack(version.kind, arena.version_source(version_id), folder)
+    unpack(version.kind, arena.bots.source(version_id), folder)
     for path in folder.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
     folder.chmod(0o755)
@@ -331,7 +331,7 @@ def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> Bot
             f"{version_id} not started: this worker lacks {', '.join(missing)} for "
             f"{manifest.language} bots (`tacocat worker --check` lists its languages)")
     if manifest.build:
-        built = arena.version_build(version_id)
+        built = arena.bots.build(version_id)
         limits = BuildLimits(seconds=ctx.settings.build_seconds,
                              folder_bytes=ctx.settings.build_mb * MIB)
         if built is not None:
@@ -342,9 +342,9 @@ def _unpack(arena: Arena, version_id: str, folder: Path, ctx: JobContext) -> Bot
             try:
                 done = build_bot(ctx.launcher, folder, manifest, trusted=trusted, limits=limits)
             except BuildFailedError as exc:
-                arena.store_build(version_id, None, exc.log)
+                arena.bots.store_build(version_id, None, exc.log)
                 raise
-            arena.store_build(version_id, done.files, done.log)
+            arena.bots.store_build(version_id, done.files, done.log)
     program = folder / manifest.command[0]
     if manifest.command[0].startswith("./") and program.is_file():
         program.chmod(0o755)  # a zip's modes are not kept: the command's file must run
@@ -461,7 +461,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
     ctx = ctx or _context
     settings = ctx.settings
     try:
-        version = arena.get_version(version_id)
+        version = arena.bots.version(version_id)
     except NotFound:
         return SmokeReport(version_id, "skipped", "no such version")
     if version.status is not VersionStatus.PENDING:
@@ -493,7 +493,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
         return _reject(arena, version_id, problem)
     pipe = arena.redis.pipeline(transaction=False)
     pipe.hincrby(stats_key(arena.keys.prefix), "smoke_tests", 1)
-    arena.activate_version(version_id)
+    arena.bots.activate(version_id)
     pipe.execute()
     log.info("activated %s (smoke test: %d clean games against %s)", version_id,
              len(played.records), house)
@@ -501,7 +501,7 @@ def run_smoke_test(arena: Arena, version_id: str, ctx: JobContext | None = None)
 
 
 def _reject(arena: Arena, version_id: str, problem: str) -> SmokeReport:
-    arena.reject_version(version_id, problem)
+    arena.bots.reject(version_id, problem)
     pipe = arena.redis.pipeline(transaction=False)
     pipe.hincrby(stats_key(arena.keys.prefix), "smoke_tests", 1)
     pipe.hincrby(stats_key(arena.keys.prefix), "smoke_rejected", 1)

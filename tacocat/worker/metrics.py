@@ -28,7 +28,7 @@ queue and worker gauges come from Redis, on the server's ``/metrics``
 Nothing is patched in. :func:`setup` returns the process's :class:`WorkerMetrics`, which the
 worker puts in its :class:`~tacocat.worker.jobs.JobContext`; the jobs pass
 :meth:`WorkerMetrics.observe_decision` to the match's bot seats (``on_decision``) and
-:meth:`WorkerMetrics.observe_refit` to ``Arena.record_match`` (``on_refit``).
+:meth:`WorkerMetrics.observe_refit` to ``arena.matches.record`` (``on_refit``).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class WorkerMetrics:
         self._sandbox_decisions.observe(seconds)
 
     def observe_refit(self, seconds: float) -> None:
-        """One standings refit after a recorded match (``Arena.record_match``'s
+        """One standings refit after a recorded match (``arena.matches.record``'s
         ``on_refit`` hook)."""
         self.rating_recompute.observe(seconds)
 

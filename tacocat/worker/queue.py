@@ -96,7 +96,7 @@ class MatchQueue:
     """Enqueue matches and smoke tests on RQ, and tell whether a match's job still lives.
 
     ``redis`` is the bytes client RQ and the arena share. The methods fit the arena's
-    ``Enqueue``/``JobAlive`` callables: ``arena.tick(q.enqueue_match, job_alive=q.job_alive,
+    ``Enqueue``/``JobAlive`` callables: ``arena.matches.tick(q.enqueue_match, job_alive=q.job_alive,
     enqueue_smoke=q.enqueue_smoke)``.
     """
 

@@ -75,15 +75,15 @@ class Field:
         """Create ``owner`` if needed, submit ``owner/name`` and activate it; returns the
         version id."""
         if owner not in self.users:
-            self.arena.create_user(self.admin, owner)
-            self.users[owner] = self.arena.authenticate(
-                self.arena.create_token(self.admin, owner))
-        versions = len(self.arena.list_versions(f"{owner}/{name}")) if name in [
-            b.name for b in self.arena.list_bots(owner)] else 0
-        version = self.arena.submit_bot(self.users[owner], name, "bot.py",
+            self.arena.users.create(self.admin, owner)
+            self.users[owner] = self.arena.users.authenticate(
+                self.arena.users.create_token(self.admin, owner))
+        versions = len(self.arena.bots.versions(f"{owner}/{name}")) if name in [
+            b.name for b in self.arena.bots.all(owner)] else 0
+        version = self.arena.bots.submit(self.users[owner], name, "bot.py",
                                         bot_source(f"{owner}/{name}/{versions + 1}"))
         if activate:
-            self.arena.activate_version(version.id)
+            self.arena.bots.activate(version.id)
         self.factories[f"{owner}/{name}"] = HOUSE[kind]
         return version.id
 
@@ -94,11 +94,11 @@ class Field:
         """Schedule, play and record until the ladder has nothing left to do; returns the
         number of matches recorded."""
         recorded = 0
-        self.arena.schedule(ladder, self.enqueue)
+        self.arena.matches.schedule(ladder, self.enqueue)
         while self.queue and limit:
             limit -= 1
-            match = self.arena.get_match(self.queue.pop(0))
-            if self.arena.record_match(match.id, self.play(match),
+            match = self.arena.matches.get(self.queue.pop(0))
+            if self.arena.matches.record(match.id, self.play(match),
                                        enqueue=self.enqueue).recorded:
                 recorded += 1
         return recorded
@@ -107,7 +107,7 @@ class Field:
 def play(arena: Arena, match: Match, factories: Mapping[str, BotFactory]) -> MatchResult:
     """Play ``match`` for real with the engine, as the worker will (duplicate pairs, the
     match seed, the ladder's rules), and build its result."""
-    ladder = arena.get_ladder(match.ladder)
+    ladder = arena.ladders.get(match.ladder)
     started = time.perf_counter()
     games = play_in_process(
         factories[match.a.rpartition("@")[0]], factories[match.b.rpartition("@")[0]],
@@ -119,9 +119,9 @@ def play(arena: Arena, match: Match, factories: Mapping[str, BotFactory]) -> Mat
 
 def make_field(redis: redis_py.Redis, **arena_kwargs: object) -> Field:
     arena = Arena(redis, **arena_kwargs)  # type: ignore[arg-type]
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    return Field(arena, arena.authenticate(token))
+    return Field(arena, arena.users.authenticate(token))
 
 
 def stub_ladder(redis: redis_py.Redis, ladder: str, bots: int, *, games_per_pairing: int,
@@ -130,15 +130,15 @@ def stub_ladder(redis: redis_py.Redis, ladder: str, bots: int, *, games_per_pair
     test) and the ids of its scheduled matches, in queue order."""
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, ladder, games_per_pairing=games_per_pairing,
+    arena.ladders.create(field.admin, ladder, games_per_pairing=games_per_pairing,
                         games_per_match=games_per_match)
     for i in range(bots):
-        version = arena.submit_bot(field.admin, f"bot{i:02d}", "bot.py",
+        version = arena.bots.submit(field.admin, f"bot{i:02d}", "bot.py",
                                    f"# bot {i}\nfrom tacocat.engine import Bot\n".encode())
-        arena.activate_version(version.id)
-        arena.join_ladder(field.admin, f"bot{i:02d}", ladder)
+        arena.bots.activate(version.id)
+        arena.ladders.join(field.admin, f"bot{i:02d}", ladder)
     queue: list[str] = []
-    arena.schedule(ladder, queue.append)
+    arena.matches.schedule(ladder, queue.append)
     return arena, queue
 
 
@@ -150,7 +150,7 @@ def record_in_process(url: str, match_id: str, summary: dict[str, object], repla
     result = MatchResult.from_summary_json(summary, replays)
     arena.redis.ping()  # connect before the race starts
     barrier.wait()
-    outcomes.put(arena.record_match(match_id, result).recorded)
+    outcomes.put(arena.matches.record(match_id, result).recorded)
 
 
 def snapshot(client: redis_py.Redis) -> dict[object, object]:

@@ -23,21 +23,21 @@ from .helpers import bot_source, make_field, snapshot
 
 def test_admin_is_bootstrapped_once_and_its_token_works(redis: redis_py.Redis) -> None:
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None and token.startswith(TOKEN_PREFIX)
-    assert arena.bootstrap_admin() is None
-    assert Arena(redis).bootstrap_admin() is None  # a second server start
-    admin = arena.authenticate(token)
+    assert arena.users.bootstrap_admin() is None
+    assert Arena(redis).users.bootstrap_admin() is None  # a second server start
+    admin = arena.users.authenticate(token)
     assert admin.name == "admin" and admin.admin
 
 
 def test_tokens_are_stored_only_as_sha256(redis: redis_py.Redis) -> None:
     field = make_field(redis)
-    token = field.arena.create_token(field.admin, label="laptop")
+    token = field.arena.users.create_token(field.admin, label="laptop")
     dump = repr(snapshot(redis))  # every key and value; tokens and digests are printable
     assert token not in dump
     assert hashlib.sha256(token.encode()).hexdigest() in dump
-    (info,) = [t for t in field.arena.list_tokens(field.admin) if t.label == "laptop"]
+    (info,) = [t for t in field.arena.users.tokens(field.admin) if t.label == "laptop"]
     assert hashlib.sha256(token.encode()).hexdigest().startswith(info.id)
 
 
@@ -45,29 +45,29 @@ def test_tokens_are_stored_only_as_sha256(redis: redis_py.Redis) -> None:
 def test_no_token_is_refused(redis: redis_py.Redis, token: str | None) -> None:
     arena = make_field(redis).arena
     with pytest.raises(Unauthenticated, match="no token"):
-        arena.authenticate(token)
+        arena.users.authenticate(token)
 
 
 @pytest.mark.parametrize("token", ["hunter2", TOKEN_PREFIX + "short", "x" * 47])
 def test_malformed_token_is_refused(redis: redis_py.Redis, token: str) -> None:
     arena = make_field(redis).arena
     with pytest.raises(Unauthenticated, match="malformed"):
-        arena.authenticate(token)
+        arena.users.authenticate(token)
 
 
 def test_wrong_and_revoked_tokens_are_refused(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    token = arena.create_token(field.admin)
+    token = arena.users.create_token(field.admin)
     wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
     with pytest.raises(Unauthenticated, match="unknown or revoked"):
-        arena.authenticate(wrong)
-    assert arena.authenticate(token).name == "admin"
-    (info,) = [t for t in arena.list_tokens(field.admin)
+        arena.users.authenticate(wrong)
+    assert arena.users.authenticate(token).name == "admin"
+    (info,) = [t for t in arena.users.tokens(field.admin)
                if hashlib.sha256(token.encode()).hexdigest().startswith(t.id)]
-    arena.revoke_token(field.admin, info.id)
+    arena.users.revoke_token(field.admin, info.id)
     with pytest.raises(Unauthenticated, match="unknown or revoked"):
-        arena.authenticate(token)
+        arena.users.authenticate(token)
 
 
 def test_errors_carry_grpc_status_names() -> None:
@@ -83,32 +83,32 @@ def test_errors_carry_grpc_status_names() -> None:
 def test_only_admins_create_users_and_ladders(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    alice = arena.create_user(field.admin, "alice")
+    alice = arena.users.create(field.admin, "alice")
     assert not alice.admin
     with pytest.raises(PermissionDenied, match="only admins may create users"):
-        arena.create_user(alice, "mallory")
+        arena.users.create(alice, "mallory")
     with pytest.raises(PermissionDenied, match="only admins may create ladders"):
-        arena.create_ladder(alice, "main")
+        arena.ladders.create(alice, "main")
     with pytest.raises(AlreadyExists):
-        arena.create_user(field.admin, "alice")
-    ladder = arena.create_ladder(field.admin, "main", games_per_pairing=40, games_per_match=10)
+        arena.users.create(field.admin, "alice")
+    ladder = arena.ladders.create(field.admin, "main", games_per_pairing=40, games_per_match=10)
     assert ladder.rounds == 4 and ladder.created_by == "admin"
     with pytest.raises(AlreadyExists):
-        arena.create_ladder(field.admin, "main")
-    assert [lad.name for lad in arena.list_ladders()] == ["main"]
+        arena.ladders.create(field.admin, "main")
+    assert [lad.name for lad in arena.ladders.all()] == ["main"]
 
 
 def test_tokens_for_others_need_an_admin(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_user(field.admin, "alice")
-    arena.create_user(field.admin, "bob")
-    alice = arena.authenticate(arena.create_token(field.admin, "alice"))
-    assert arena.authenticate(arena.create_token(alice)).name == "alice"
+    arena.users.create(field.admin, "alice")
+    arena.users.create(field.admin, "bob")
+    alice = arena.users.authenticate(arena.users.create_token(field.admin, "alice"))
+    assert arena.users.authenticate(arena.users.create_token(alice)).name == "alice"
     with pytest.raises(PermissionDenied, match="only for itself"):
-        arena.create_token(alice, "bob")
+        arena.users.create_token(alice, "bob")
     with pytest.raises(NotFound):
-        arena.create_token(field.admin, "nobody")
+        arena.users.create_token(field.admin, "nobody")
 
 
 def test_another_users_bot_is_refused(redis: redis_py.Redis) -> None:
@@ -117,37 +117,37 @@ def test_another_users_bot_is_refused(redis: redis_py.Redis) -> None:
     field.add_bot("alice", "tacobot", "greedy")
     field.add_bot("bob", "other", "random")
     alice, bob = field.users["alice"], field.users["bob"]
-    arena.create_ladder(field.admin, "main", games_per_pairing=20, games_per_match=10)
+    arena.ladders.create(field.admin, "main", games_per_pairing=20, games_per_match=10)
     with pytest.raises(PermissionDenied, match="belongs to 'alice'"):
-        arena.submit_bot(bob, "alice/tacobot", "bot.py", bot_source("evil"))
+        arena.bots.submit(bob, "alice/tacobot", "bot.py", bot_source("evil"))
     with pytest.raises(PermissionDenied, match="belongs to 'alice'"):
-        arena.join_ladder(bob, "alice/tacobot", "main")
+        arena.ladders.join(bob, "alice/tacobot", "main")
     # The same name in bob's own namespace is bob's own bot.
-    assert arena.submit_bot(bob, "tacobot", "bot.py", bot_source("b")).id == "bob/tacobot@1"
-    assert arena.join_ladder(alice, "tacobot", "main").bot == "alice/tacobot"
-    assert arena.join_ladder(field.admin, "bob/other", "main").bot == "bob/other"  # admin may
+    assert arena.bots.submit(bob, "tacobot", "bot.py", bot_source("b")).id == "bob/tacobot@1"
+    assert arena.ladders.join(alice, "tacobot", "main").bot == "alice/tacobot"
+    assert arena.ladders.join(field.admin, "bob/other", "main").bot == "bob/other"  # admin may
     with pytest.raises(AlreadyExists, match="already joined"):
-        arena.join_ladder(alice, "alice/tacobot", "main")
+        arena.ladders.join(alice, "alice/tacobot", "main")
     with pytest.raises(NotFound, match="no ladder"):
-        arena.join_ladder(alice, "tacobot", "nope")
+        arena.ladders.join(alice, "tacobot", "nope")
     with pytest.raises(NotFound, match="no bot"):
-        arena.join_ladder(alice, "ghost", "main")
+        arena.ladders.join(alice, "ghost", "main")
 
 
 @pytest.mark.parametrize("name", ["", "Alice", "a b", "a/b", "x" * 41, "-lead", "é"])
 def test_bad_names_are_refused(redis: redis_py.Redis, name: str) -> None:
     field = make_field(redis)
     with pytest.raises(InvalidArgument, match="lowercase letters"):
-        field.arena.create_user(field.admin, name)
+        field.arena.users.create(field.admin, name)
     with pytest.raises(InvalidArgument, match="lowercase letters"):
-        field.arena.create_ladder(field.admin, name)
+        field.arena.ladders.create(field.admin, name)
 
 
 @pytest.mark.parametrize(("pairing", "match"), [(20, 3), (20, 0), (30, 20), (0, 10), (25, 10)])
 def test_bad_ladder_settings_are_refused(redis: redis_py.Redis, pairing: int, match: int) -> None:
     field = make_field(redis)
     with pytest.raises(InvalidArgument, match="games_per"):
-        field.arena.create_ladder(field.admin, "main", games_per_pairing=pairing,
+        field.arena.ladders.create(field.admin, "main", games_per_pairing=pairing,
                                   games_per_match=match)
 
 

@@ -80,7 +80,7 @@ class World:
         """Re-issue a token a fuzzed RevokeToken took away (an operator's recovery)."""
         for name, token in list(self.tokens.items()):
             try:
-                self.arena.authenticate(token)
+                self.arena.users.authenticate(token)
             except Exception:
                 self.tokens[name] = issue_token(self.redis, self.arena.keys, name)
 
@@ -88,29 +88,29 @@ class World:
 @pytest.fixture
 def world(redis: redis_py.Redis, running: ServerThread) -> Iterator[World]:
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    admin = arena.authenticate(token)
+    admin = arena.users.authenticate(token)
     ground = Field(arena, admin)
     for owner, kind in (("alice", "greedy"), ("bob", "random")):
         ground.add_bot(owner, "tacobot", kind)
-    arena.create_ladder(admin, "main", games_per_pairing=4, games_per_match=2)
+    arena.ladders.create(admin, "main", games_per_pairing=4, games_per_match=2)
     for owner in ("alice", "bob"):
-        arena.join_ladder(ground.users[owner], "tacobot", "main")
-    arena.schedule("main", ground.enqueue, rounds_ahead=1)
+        arena.ladders.join(ground.users[owner], "tacobot", "main")
+    arena.matches.schedule("main", ground.enqueue, rounds_ahead=1)
     match_id = ground.queue[0]
-    arena.record_match(match_id, ground.play(arena.get_match(match_id)))
-    tokens = {"admin": token, **{name: arena.create_token(admin, name) for name in
+    arena.matches.record(match_id, ground.play(arena.matches.get(match_id)))
+    tokens = {"admin": token, **{name: arena.users.create_token(admin, name) for name in
                                  ("alice", "bob")}}
     ids = ["admin", "alice", "bob", "main", "tacobot", "alice/tacobot", "bob/tacobot",
            "alice/tacobot@1", match_id, *(t.id for u in ("alice", "bob")
-                                          for t in arena.list_tokens(_user(arena, u)))]
+                                          for t in arena.users.tokens(_user(arena, u)))]
     with grpc.insecure_channel(running.address) as channel:
         yield World(redis, running.address, arena, tokens, ids, channel)
 
 
 def _user(arena: Arena, name: str) -> User:
-    return arena.get_user(name)
+    return arena.users.get(name)
 
 
 @pytest.fixture
@@ -211,9 +211,9 @@ def test_hostile_uploads_are_refused_with_the_rule_and_not_stored(
     request = apb.SubmitBotRequest(bot=bot, filename=filename, data=payload, ladder=ladder)
     code = check_answer(world, "SubmitBot", request, world.tokens[owner], server_errors)
     if code is grpc.StatusCode.OK:  # what was stored is exactly what was sent
-        stored = [v for v in world.arena.list_versions(
+        stored = [v for v in world.arena.bots.versions(
             bot if "/" in bot else f"{owner}/{bot}") if v.sha256 and
-            world.arena.version_source(v.id) == payload]
+            world.arena.bots.source(v.id) == payload]
         assert stored, "accepted but not stored"
 
 

@@ -40,14 +40,14 @@ def played(redis: redis_py.Redis) -> Played:
     now = [1000.0]
     field = make_field(redis, clock=lambda: now[0])
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=2, games_per_match=2)
+    arena.ladders.create(field.admin, "main", games_per_pairing=2, games_per_match=2)
     for owner, kind in (("ann", "greedy"), ("bob", "random")):
         field.add_bot(owner, "bot", kind)
-        arena.join_ladder(field.users[owner], "bot", "main")
+        arena.ladders.join(field.users[owner], "bot", "main")
     field.add_bot("cat", "bot", "passive")
-    (match, *_) = arena.schedule("main", field.enqueue)
-    arena.record_match(match.id, field.play(match))
-    return Played(field, arena.get_match(match.id), now)
+    (match, *_) = arena.matches.schedule("main", field.enqueue)
+    arena.matches.record(match.id, field.play(match))
+    return Played(field, arena.matches.get(match.id), now)
 
 
 def test_each_owner_reads_their_own_side_and_nobody_else_reads_any(
@@ -55,36 +55,36 @@ def test_each_owner_reads_their_own_side_and_nobody_else_reads_any(
     field, arena, match, match_id = played.field, played.arena, played.match, played.match.id
     by_owner = {owner_of(match.a): "a", owner_of(match.b): "b"}
     logs = {by_owner["ann"]: A_LOG, by_owner["bob"]: B_LOG}
-    assert arena.match_logs(field.users["ann"], match_id)[0].stored is False  # not yet
-    arena.store_match_logs(match_id, logs)
+    assert arena.matches.logs(field.users["ann"], match_id)[0].stored is False  # not yet
+    arena.matches.store_logs(match_id, logs)
     # Compressed in Redis, beside the replays.
     raw = redis.get(arena.keys.match_logs("main", match_id, by_owner["ann"]))
     assert isinstance(raw, bytes) and gzip.decompress(raw) == A_LOG
 
-    (ann,) = arena.match_logs(field.users["ann"], match_id)
+    (ann,) = arena.matches.logs(field.users["ann"], match_id)
     assert (ann.side, ann.text, ann.stored) == (by_owner["ann"], A_LOG.decode(), True)
     assert ann.version == (match.a if ann.side == "a" else match.b)
-    (bob,) = arena.match_logs(field.users["bob"], match_id)
+    (bob,) = arena.matches.logs(field.users["bob"], match_id)
     assert bob.text == "bob was here \ufffd\n" and "secret" not in bob.text
     for stranger in (field.users["cat"], field.admin, None):
         with pytest.raises(PermissionDenied, match="you own neither"):
-            arena.match_logs(stranger, match_id)
+            arena.matches.logs(stranger, match_id)
         if stranger is not None:
             with pytest.raises(PermissionDenied):
-                arena.match_logs_link(stranger, match_id)
+                arena.matches.logs_link(stranger, match_id)
     with pytest.raises(NotFound):
-        arena.match_logs(field.users["ann"], "main.9.0000000000000000")
+        arena.matches.logs(field.users["ann"], "main.9.0000000000000000")
     assert owner_of("house:strong") is None
 
 
 def test_a_signed_link_shows_its_sides_until_it_expires_and_refuses_forgeries(
         redis: redis_py.Redis, played: Played) -> None:
     arena, match_id, now = played.arena, played.match.id, played.now
-    arena.store_match_logs(match_id, {"a": b"side a\n", "b": b"side b\n"})
+    arena.matches.store_logs(match_id, {"a": b"side a\n", "b": b"side b\n"})
     owner_a = played.owner("a")
-    link, expires = arena.match_logs_link(owner_a, match_id, seconds=600)
+    link, expires = arena.matches.logs_link(owner_a, match_id, seconds=600)
     assert expires == 1600.0 and link.startswith("a.1600.")
-    assert [log.text for log in arena.match_logs_by_link(match_id, link)] == ["side a\n"]
+    assert [log.text for log in arena.matches.logs_by_link(match_id, link)] == ["side a\n"]
 
     _, when, mac = link.split(".")
     refusals = {
@@ -96,24 +96,24 @@ def test_a_signed_link_shows_its_sides_until_it_expires_and_refuses_forgeries(
     }
     for bad, why in refusals.items():
         with pytest.raises(PermissionDenied, match=why):
-            arena.match_logs_by_link(match_id, bad)
+            arena.matches.logs_by_link(match_id, bad)
     with pytest.raises(PermissionDenied, match="not valid"):  # signed for one match only
         check_link(redis, arena.keys, "main.2.0123456789abcdef", link, now[0])
     now[0] = 1600.0
-    assert arena.match_logs_by_link(match_id, link)  # up to its last second
+    assert arena.matches.logs_by_link(match_id, link)  # up to its last second
     now[0] = 1601.0
     with pytest.raises(PermissionDenied, match="expired"):
-        arena.match_logs_by_link(match_id, link)
+        arena.matches.logs_by_link(match_id, link)
     for seconds in (0, -1, 8 * 24 * 3600):
         with pytest.raises(InvalidArgument, match="at most"):
-            arena.match_logs_link(owner_a, match_id, seconds=seconds)
+            arena.matches.logs_link(owner_a, match_id, seconds=seconds)
 
 
 def test_the_link_secret_is_shared_by_every_arena_on_the_redis_and_not_guessable(
         redis: redis_py.Redis, played: Played) -> None:
-    link, _ = played.arena.match_logs_link(played.owner("a"), played.match.id)
+    link, _ = played.arena.matches.logs_link(played.owner("a"), played.match.id)
     # Another server process of the same arena (same Redis) honours it.
     again = Arena(redis, clock=lambda: played.now[0])
-    assert again.match_logs_by_link(played.match.id, link)
+    assert again.matches.logs_by_link(played.match.id, link)
     secret = redis.get(played.arena.keys.log_link_secret())
     assert isinstance(secret, bytes) and len(secret) == 64

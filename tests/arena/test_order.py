@@ -212,39 +212,39 @@ def test_plan_refuses_bad_settings() -> None:
 
 def test_a_topped_up_queue_still_completes_the_round_robin(redis: redis_py.Redis) -> None:
     field = make_field(redis, scheduling=Scheduling(queue_depth=3))
-    field.arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=2)
+    field.arena.ladders.create(field.admin, "main", games_per_pairing=4, games_per_match=2)
     versions = []
     for i, kind in enumerate(["greedy", "random", "random2", "passive", "greedy"]):
         versions.append(field.add_bot(f"user{i}", kind, kind))
-        field.arena.join_ladder(field.users[f"user{i}"], kind, "main")
-    assert len(field.arena.schedule("main", field.enqueue)) == 3  # the queue's depth
-    assert field.arena.schedule("main", field.enqueue) == []  # no room: nothing to do
+        field.arena.ladders.join(field.users[f"user{i}"], kind, "main")
+    assert len(field.arena.matches.schedule("main", field.enqueue)) == 3  # the queue's depth
+    assert field.arena.matches.schedule("main", field.enqueue) == []  # no room: nothing to do
     field.run("main")
-    everything = field.arena.list_matches("main", count=1000)
+    everything = field.arena.matches.of_ladder("main", count=1000)
     assert all(m.status is MatchStatus.RECORDED for m in everything)
     per_pair = Counter((m.a, m.b) for m in everything)
     assert per_pair == dict.fromkeys(itertools.combinations(sorted(versions), 2), 2)
-    status = field.arena.ladder_status("main")
+    status = field.arena.ladders.status("main")
     assert status.complete and status.games_toward_target == status.games_target == 40
 
 
 def test_a_new_entrant_jumps_the_established_pairings(redis: redis_py.Redis) -> None:
     field = make_field(redis, scheduling=Scheduling(queue_depth=4))
     arena: Arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=40, games_per_match=10)
+    arena.ladders.create(field.admin, "main", games_per_pairing=40, games_per_match=10)
     for i, kind in enumerate(["greedy", "random", "passive"]):
         field.add_bot(f"user{i}", kind, kind)
-        arena.join_ladder(field.users[f"user{i}"], kind, "main")
-    arena.schedule("main", field.enqueue)
+        arena.ladders.join(field.users[f"user{i}"], kind, "main")
+    arena.matches.schedule("main", field.enqueue)
     for _ in range(6):  # some results, so the three have ratings
-        match = arena.get_match(field.queue.pop(0))
-        arena.record_match(match.id, field.play(match))
-        arena.schedule("main", field.enqueue)
+        match = arena.matches.get(field.queue.pop(0))
+        arena.matches.record(match.id, field.play(match))
+        arena.matches.schedule("main", field.enqueue)
     newcomer = field.add_bot("erin", "greedy2", "greedy")
-    arena.join_ladder(field.users["erin"], "greedy2", "main")
+    arena.ladders.join(field.users["erin"], "greedy2", "main")
     while field.queue:  # what was queued before it joined
-        match = arena.get_match(field.queue.pop(0))
-        arena.record_match(match.id, field.play(match))
-    created = arena.schedule("main", field.enqueue)
+        match = arena.matches.get(field.queue.pop(0))
+        arena.matches.record(match.id, field.play(match))
+    created = arena.matches.schedule("main", field.enqueue)
     assert len(created) == 4
     assert all(newcomer in (m.a, m.b) for m in created[:3])

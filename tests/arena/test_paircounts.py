@@ -58,7 +58,7 @@ def test_counts_from_the_snapshot_and_log_equal_the_whole_hash(
         # Record without refitting now and then, so the snapshot falls behind the log.
         if number % 3:
             standings_before = arena.redis.hget(arena.keys.standings("pc"), "version")
-            arena.record_match(match_id, random_result(rng, 4))
+            arena.matches.record(match_id, random_result(rng, 4))
             assert arena.redis.hget(arena.keys.standings("pc"), "version") != standings_before
         else:
             record_match(arena.redis, arena.keys, match_id, random_result(rng, 4),
@@ -71,7 +71,7 @@ def test_counts_from_the_snapshot_and_log_equal_the_whole_hash(
     assert incremental.version == cold.version == len(queue)
     assert incremental.rows_json()["standings"] == cold.rows_json()["standings"]
     assert incremental.pairs == cold.pairs and len(cold.pairs) == BOTS * (BOTS - 1) // 2
-    status = arena.ladder_status("pc")
+    status = arena.ladders.status("pc")
     assert status.complete and status.rounds_completed == 2
     assert status.games_toward_target == status.games_target == 8 * len(cold.pairs)
 
@@ -81,9 +81,9 @@ def test_a_ladder_written_by_the_older_arena_reads_the_same(redis: redis_py.Redi
     rng = random.Random(8)
     half = len(queue) // 2
     for match_id in queue[:half]:
-        arena.record_match(match_id, random_result(rng, 4))
-    expected = arena.leaderboard("pc")
-    status = arena.ladder_status("pc")
+        arena.matches.record(match_id, random_result(rng, 4))
+    expected = arena.ladders.leaderboard("pc")
+    status = arena.ladders.status("pc")
     # What the older arena left: the crosstable inside the snapshot's JSON, no arrays, and
     # a results log whose entries do not carry their aborted count.
     keys = arena.keys
@@ -91,7 +91,7 @@ def test_a_ladder_written_by_the_older_arena_reads_the_same(redis: redis_py.Redi
     arena.redis.hdel(keys.standings("pc"), "board")
     first, second = expected.standings[0].version, expected.standings[1].version
     # Mid-upgrade: the older arena's JSON next to arrays a newer one stored before it.
-    assert arena.leaderboard("pc") == expected
+    assert arena.ladders.leaderboard("pc") == expected
     arena.redis.hdel(keys.standings("pc"), "pairs_meta", "pairs", "pairs_fit_los")
     log = keys.results("pc")
     entries = arena.redis.xrange(log)
@@ -99,12 +99,12 @@ def test_a_ladder_written_by_the_older_arena_reads_the_same(redis: redis_py.Redi
     for stream_id, fields in entries:
         fields.pop(b"aborted")
         arena.redis.xadd(log, fields, id=stream_id)
-    old = arena.leaderboard("pc")
+    old = arena.ladders.leaderboard("pc")
     assert old == expected and old.pair(second, first) == expected.pair(second, first)
-    assert arena.ladder_status("pc") == status
+    assert arena.ladders.status("pc") == status
     # Carry on recording with the new arena: the first refit reads the whole hash, the
     # next ones go on from its arrays, and both agree with a cold read.
     for match_id in queue[half:]:
-        arena.record_match(match_id, random_result(rng, 4))
+        arena.matches.record(match_id, random_result(rng, 4))
         assert_same_counts(arena, "pc")
-    assert arena.ladder_status("pc").complete
+    assert arena.ladders.status("pc").complete

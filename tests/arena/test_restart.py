@@ -23,20 +23,20 @@ ValkeyFactory = Callable[..., EmbeddedValkey]
 def start_ladder(server: EmbeddedValkey) -> tuple[Field, redis_py.Redis]:
     client = redis_py.Redis.from_url(server.url)
     field = make_field(client)
-    field.arena.create_ladder(field.admin, "main", games_per_pairing=40, games_per_match=10)
+    field.arena.ladders.create(field.admin, "main", games_per_pairing=40, games_per_match=10)
     for owner, kind in [("alice", "greedy"), ("bob", "random"), ("carol", "passive"),
                         ("dave", "random2")]:
         field.add_bot(owner, kind, kind)
-        field.arena.join_ladder(field.users[owner], kind, "main")
-    field.arena.schedule("main", field.enqueue)
+        field.arena.ladders.join(field.users[owner], kind, "main")
+    field.arena.matches.schedule("main", field.enqueue)
     return field, client
 
 
 def play_some(field: Field, count: int) -> list[str]:
     done = []
     for _ in range(count):
-        match = field.arena.get_match(field.queue.pop(0))
-        assert field.arena.record_match(match.id, field.play(match),
+        match = field.arena.matches.get(field.queue.pop(0))
+        assert field.arena.matches.record(match.id, field.play(match),
                                         enqueue=field.enqueue).recorded
         done.append(match.id)
     return done
@@ -45,15 +45,15 @@ def play_some(field: Field, count: int) -> list[str]:
 def finish_and_check(field: Field, recorded_before: list[str]) -> None:
     arena = field.arena
     for mid in recorded_before:  # a worker that re-runs a job after the outage
-        match = arena.get_match(mid)
-        assert not arena.record_match(mid, field.play(match)).recorded
+        match = arena.matches.get(mid)
+        assert not arena.matches.record(mid, field.play(match)).recorded
     field.run("main")
-    status = arena.ladder_status("main")
+    status = arena.ladders.status("main")
     assert status.complete and status.matches_recorded == 24 and status.games_played == 240
     assert all(m.status is MatchStatus.RECORDED
-               for m in arena.list_matches("main", count=100))
-    assert arena.recompute_ratings("main").consistent
-    board = arena.leaderboard("main")
+               for m in arena.matches.of_ladder("main", count=100))
+    assert arena.ladders.recompute_ratings("main").consistent
+    board = arena.ladders.leaderboard("main")
     assert board.version == 24
     assert sum(s.games + s.aborted for s in board.standings) == 2 * 240
 
@@ -65,7 +65,7 @@ def test_redis_restart_mid_ladder_loses_nothing(valkey_factory: ValkeyFactory,
     server.start()
     field, client = start_ladder(server)
     done = play_some(field, 7)
-    admin_token = field.arena.create_token(field.admin)
+    admin_token = field.arena.users.create_token(field.admin)
     before = snapshot(client)
     if crash:
         server.kill()  # acknowledged writes are in the append-only file already
@@ -74,11 +74,11 @@ def test_redis_restart_mid_ladder_loses_nothing(valkey_factory: ValkeyFactory,
         server.restart()
     # The same client reconnects (redis-py retries), and the Lua scripts are re-loaded.
     assert snapshot(client) == before
-    assert field.arena.authenticate(admin_token).admin
+    assert field.arena.users.authenticate(admin_token).admin
     finish_and_check(field, done)
     # A fresh process (a new client, a new Arena) sees the same finished ladder.
     fresh = Arena(redis_py.Redis.from_url(server.url))
-    assert fresh.ladder_status("main").complete
+    assert fresh.ladders.status("main").complete
     client.close()
 
 
@@ -87,12 +87,12 @@ def test_a_dead_redis_is_reported_as_unavailable(valkey_factory: ValkeyFactory) 
     server.start()
     client = redis_py.Redis.from_url(server.url, retry=Retry(NoBackoff(), 1))
     arena = Arena(client)
-    assert arena.bootstrap_admin() is not None
+    assert arena.users.bootstrap_admin() is not None
     server.kill()
     with pytest.raises(RedisUnavailable, match="Redis did not answer"):
-        arena.list_ladders()
+        arena.ladders.all()
     server.start()
-    assert arena.list_ladders() == []
+    assert arena.ladders.all() == []
     client.close()
 
 
@@ -115,11 +115,11 @@ def test_redis_killed_while_a_worker_records(valkey_factory: ValkeyFactory) -> N
                 continue
             mid = field.queue[0]
             try:
-                match = worker.get_match(mid)
-                worker.record_match(mid, field.play(match), enqueue=field.enqueue)
+                match = worker.matches.get(mid)
+                worker.matches.record(mid, field.play(match), enqueue=field.enqueue)
                 field.queue.pop(0)
                 recorded.release()
-                if worker.ladder_status("main").complete:
+                if worker.ladders.status("main").complete:
                     return
             except (ArenaError, redis_py.RedisError) as exc:
                 failures.append(type(exc).__name__)
@@ -152,23 +152,23 @@ def test_a_match_recorded_just_before_a_redis_kill_is_not_live_after_the_restart
     server.start()
     field, client = start_ladder(server)
     arena = field.arena
-    recorded, playing = (arena.get_match(field.queue.pop(0)) for _ in range(2))
+    recorded, playing = (arena.matches.get(field.queue.pop(0)) for _ in range(2))
     result = field.play(recorded)
     for match in (recorded, playing):
-        arena.start_live(match, "worker-1")
-    arena.add_live_games(recorded, [r.dumps() for r in decompress_replays(result.replays)])
-    assert arena.record_match(recorded.id, result).recorded
+        arena.live.start(match, "worker-1")
+    arena.live.add_games(recorded, [r.dumps() for r in decompress_replays(result.replays)])
+    assert arena.matches.record(recorded.id, result).recorded
     # Killed before the worker's end_live could reach it: the record alone ended the entry.
     server.kill()
     server.start()
-    assert [m.id for m in arena.live_matches("main")] == [playing.id]
-    assert arena.live_match(recorded.id)[1] is None
-    assert arena.live_match(playing.id)[1] is not None
+    assert [m.id for m in arena.live.matches("main")] == [playing.id]
+    assert arena.live.match(recorded.id)[1] is None
+    assert arena.live.match(playing.id)[1] is not None
 
     # A late duplicate run starts (and feeds) the live copy of a match recorded meanwhile:
     # never shown, and its leftovers go at the first read.
-    arena.start_live(recorded, "worker-late")
-    assert [m.id for m in arena.live_matches("main")] == [playing.id]
-    assert arena.live_match(recorded.id)[1] is None
+    arena.live.start(recorded, "worker-late")
+    assert [m.id for m in arena.live.matches("main")] == [playing.id]
+    assert arena.live.match(recorded.id)[1] is None
     assert not client.exists(arena.keys.live_match("main", recorded.id),
                              arena.keys.live_games("main", recorded.id))

@@ -18,11 +18,11 @@ from .helpers import Field, make_field
 
 def full_ladder(redis: redis_py.Redis) -> Field:
     field = make_field(redis)
-    field.arena.create_ladder(field.admin, "main", games_per_pairing=40, games_per_match=10)
+    field.arena.ladders.create(field.admin, "main", games_per_pairing=40, games_per_match=10)
     for owner, kind in [("alice", "greedy"), ("bob", "random"), ("carol", "passive"),
                         ("dave", "crashing")]:
         field.add_bot(owner, kind, kind)
-        field.arena.join_ladder(field.users[owner], kind, "main")
+        field.arena.ladders.join(field.users[owner], kind, "main")
     field.run("main")
     return field
 
@@ -30,8 +30,8 @@ def full_ladder(redis: redis_py.Redis) -> Field:
 def test_standings_agree_with_the_recorded_matches(redis: redis_py.Redis) -> None:
     field = full_ladder(redis)
     arena = field.arena
-    board = arena.leaderboard("main")
-    matches = arena.list_matches("main", count=1000)
+    board = arena.ladders.leaderboard("main")
+    matches = arena.matches.of_ladder("main", count=1000)
     assert all(m.status is MatchStatus.RECORDED for m in matches)
     wins: Counter[str] = Counter()
     ties: Counter[str] = Counter()
@@ -71,7 +71,7 @@ def test_standings_agree_with_the_recorded_matches(redis: redis_py.Redis) -> Non
 
 
 def test_crosstable_is_oriented_and_carries_los(redis: redis_py.Redis) -> None:
-    board = full_ladder(redis).arena.leaderboard("main")
+    board = full_ladder(redis).arena.ladders.leaderboard("main")
     assert len(board.pairs) == 6
     for pair in board.pairs:
         assert pair.a < pair.b and pair.matches == 4
@@ -91,57 +91,57 @@ def test_crosstable_is_oriented_and_carries_los(redis: redis_py.Redis) -> None:
 def test_an_older_fit_never_overwrites_a_newer_one(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=20, games_per_match=10)
+    arena.ladders.create(field.admin, "main", games_per_pairing=20, games_per_match=10)
     for owner, kind in [("alice", "greedy"), ("bob", "random")]:
         field.add_bot(owner, kind, kind)
-        arena.join_ladder(field.users[owner], kind, "main")
-    first, second = arena.schedule("main", field.enqueue)
-    arena.record_match(first.id, field.play(first))
+        arena.ladders.join(field.users[owner], kind, "main")
+    first, second = arena.matches.schedule("main", field.enqueue)
+    arena.matches.record(first.id, field.play(first))
     stale = update_standings(redis, arena.keys, "main")
     assert stale.version == 1
-    arena.record_match(second.id, field.play(second))
-    assert arena.leaderboard("main").version == 2
+    arena.matches.record(second.id, field.play(second))
+    assert arena.ladders.leaderboard("main").version == 2
     assert not store_standings(redis, arena.keys, stale)  # a slow worker's late refit
-    assert arena.leaderboard("main").version == 2
-    row = arena.leaderboard("main").standing("alice/greedy@1")
+    assert arena.ladders.leaderboard("main").version == 2
+    row = arena.ladders.leaderboard("main").standing("alice/greedy@1")
     assert row is not None and row.games == 20
 
 
 def test_leaderboard_before_any_game_and_round_trip(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=20, games_per_match=10)
+    arena.ladders.create(field.admin, "main", games_per_pairing=20, games_per_match=10)
     field.add_bot("alice", "greedy", "greedy")
-    arena.join_ladder(field.users["alice"], "greedy", "main")
+    arena.ladders.join(field.users["alice"], "greedy", "main")
     field.add_bot("bob", "random", "random", activate=False)
-    arena.join_ladder(field.users["bob"], "random", "main")
-    board = arena.leaderboard("main")
+    arena.ladders.join(field.users["bob"], "random", "main")
+    board = arena.ladders.leaderboard("main")
     assert board.version == 0
     assert [(s.version, s.rating, s.games, s.active) for s in board.standings] == [
         ("alice/greedy@1", None, 0, True)]
-    assert [e.version for e in arena.entries("main")] == ["alice/greedy@1", None]
+    assert [e.version for e in arena.ladders.entries("main")] == ["alice/greedy@1", None]
     assert Leaderboard.from_json(board.to_json()) == board
 
 
 def test_ladder_status_and_recent_matches_track_progress(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=30, games_per_match=10)
+    arena.ladders.create(field.admin, "main", games_per_pairing=30, games_per_match=10)
     for owner, kind in [("alice", "greedy"), ("bob", "random"), ("carol", "passive")]:
         field.add_bot(owner, kind, kind)
-        arena.join_ladder(field.users[owner], kind, "main")
-    created = arena.schedule("main", field.enqueue)
+        arena.ladders.join(field.users[owner], kind, "main")
+    created = arena.matches.schedule("main", field.enqueue)
     assert len(created) == 6
     for match in created[:2]:
-        arena.record_match(match.id, field.play(match))
-    status = arena.ladder_status("main")
+        arena.matches.record(match.id, field.play(match))
+    status = arena.ladders.status("main")
     assert (status.entries, status.playing, status.rounds) == (3, 3, 3)
     assert (status.matches_scheduled, status.matches_recorded, status.matches_pending) == \
         (6, 2, 4)
     assert (status.games_played, status.games_target, status.games_toward_target) == \
         (20, 90, 20)
     assert not status.complete and status.rounds_completed == 0
-    recent = arena.recent_matches("main", count=5)
+    recent = arena.ladders.recent_matches("main", count=5)
     assert [e.match for e in recent] == [created[1].id, created[0].id]
     assert [e.seq for e in recent] == [2, 1]
     assert recent[0].wins + recent[0].ties + recent[0].losses == 10
@@ -150,14 +150,14 @@ def test_ladder_status_and_recent_matches_track_progress(redis: redis_py.Redis) 
 def test_a_rerun_job_refits_standings_a_crash_left_behind(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=20, games_per_match=10)
+    arena.ladders.create(field.admin, "main", games_per_pairing=20, games_per_match=10)
     for owner, kind in [("alice", "greedy"), ("bob", "random")]:
         field.add_bot(owner, kind, kind)
-        arena.join_ladder(field.users[owner], kind, "main")
-    first, _ = arena.schedule("main", field.enqueue)
+        arena.ladders.join(field.users[owner], kind, "main")
+    first, _ = arena.matches.schedule("main", field.enqueue)
     result = field.play(first)
     # The job committed, then died before its refit.
     assert recording.record_match(redis, arena.keys, first.id, result).recorded
     assert standings.is_behind(redis, arena.keys, "main")
-    assert not arena.record_match(first.id, result).recorded  # RQ runs the job again
+    assert not arena.matches.record(first.id, result).recorded  # RQ runs the job again
     assert not standings.is_behind(redis, arena.keys, "main")

@@ -159,54 +159,54 @@ def test_unpack_writes_files_inside_the_folder(tmp_path: Path) -> None:
 def test_versions_are_numbered_stored_and_decided_once(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_user(field.admin, "alice")
-    alice = arena.authenticate(arena.create_token(field.admin, "alice"))
-    first = arena.submit_bot(alice, "tacobot", "bot.py", bot_source("1"))
+    arena.users.create(field.admin, "alice")
+    alice = arena.users.authenticate(arena.users.create_token(field.admin, "alice"))
+    first = arena.bots.submit(alice, "tacobot", "bot.py", bot_source("1"))
     assert (first.id, first.number, first.status) == ("alice/tacobot@1", 1, VersionStatus.PENDING)
     assert first.sha256 == hashlib.sha256(bot_source("1")).hexdigest()
-    assert arena.version_source(first.id) == bot_source("1")
+    assert arena.bots.source(first.id) == bot_source("1")
     with pytest.raises(AlreadyExists, match="identical to alice/tacobot@1"):
-        arena.submit_bot(alice, "tacobot", "other_name.py", bot_source("1"))
-    second = arena.submit_bot(alice, "alice/tacobot", "bot.zip",
+        arena.bots.submit(alice, "tacobot", "other_name.py", bot_source("1"))
+    second = arena.bots.submit(alice, "alice/tacobot", "bot.zip",
                               make_zip({"bot.py": bot_source("2")}))
     assert second.number == 2 and second.kind == "zip"
-    assert [v.id for v in arena.pending_versions()] == [first.id, second.id]
-    assert arena.get_bot("alice/tacobot").current == 0
+    assert [v.id for v in arena.bots.pending()] == [first.id, second.id]
+    assert arena.bots.get("alice/tacobot").current == 0
 
-    rejected_version = arena.reject_version(first.id, "crash: ImportError")
+    rejected_version = arena.bots.reject(first.id, "crash: ImportError")
     assert rejected_version.status is VersionStatus.REJECTED
     assert rejected_version.reason == "crash: ImportError"
-    assert arena.reject_version(first.id, "again").status is VersionStatus.REJECTED  # no-op
+    assert arena.bots.reject(first.id, "again").status is VersionStatus.REJECTED  # no-op
     with pytest.raises(FailedPrecondition, match="already rejected"):
-        arena.activate_version(first.id)
+        arena.bots.activate(first.id)
     # A rejected upload may be submitted again, as a new version.
-    assert arena.submit_bot(alice, "tacobot", "bot.py", bot_source("1")).number == 3
+    assert arena.bots.submit(alice, "tacobot", "bot.py", bot_source("1")).number == 3
 
-    assert arena.activate_version(second.id).status is VersionStatus.ACTIVE
-    assert arena.activate_version(second.id).status is VersionStatus.ACTIVE  # a retried job
-    assert arena.get_bot("alice/tacobot").current_version == "alice/tacobot@2"
-    assert [v.number for v in arena.list_versions("alice/tacobot")] == [1, 2, 3]
-    assert [v.id for v in arena.pending_versions()] == ["alice/tacobot@3"]
+    assert arena.bots.activate(second.id).status is VersionStatus.ACTIVE
+    assert arena.bots.activate(second.id).status is VersionStatus.ACTIVE  # a retried job
+    assert arena.bots.get("alice/tacobot").current_version == "alice/tacobot@2"
+    assert [v.number for v in arena.bots.versions("alice/tacobot")] == [1, 2, 3]
+    assert [v.id for v in arena.bots.pending()] == ["alice/tacobot@3"]
     with pytest.raises(InvalidArgument, match="reason"):
-        arena.reject_version("alice/tacobot@3", " ")
+        arena.bots.reject("alice/tacobot@3", " ")
     with pytest.raises(NotFound):
-        arena.activate_version("alice/tacobot@9")
+        arena.bots.activate("alice/tacobot@9")
     with pytest.raises(SubmissionRejected):
-        arena.submit_bot(alice, "tacobot", "bot.py", b"def (:\n")
-    assert [b.id for b in arena.list_bots("alice")] == ["alice/tacobot"]
+        arena.bots.submit(alice, "tacobot", "bot.py", b"def (:\n")
+    assert [b.id for b in arena.bots.all("alice")] == ["alice/tacobot"]
 
 
 def test_smoke_tests_are_handed_out_once(redis: redis_py.Redis) -> None:
     now = [1000.0]
     field = make_field(redis, clock=lambda: now[0])
     arena = field.arena
-    arena.create_user(field.admin, "alice")
-    alice = arena.authenticate(arena.create_token(field.admin, "alice"))
-    version = arena.submit_bot(alice, "tacobot", "bot.py", bot_source("1"))
-    assert arena.due_smoke_tests(retry_after=60) == [version.id]
-    assert arena.due_smoke_tests(retry_after=60) == []
+    arena.users.create(field.admin, "alice")
+    alice = arena.users.authenticate(arena.users.create_token(field.admin, "alice"))
+    version = arena.bots.submit(alice, "tacobot", "bot.py", bot_source("1"))
+    assert arena.bots.due_smoke_tests(retry_after=60) == [version.id]
+    assert arena.bots.due_smoke_tests(retry_after=60) == []
     now[0] += 61
-    assert arena.due_smoke_tests(retry_after=60) == [version.id]  # the job was lost
-    arena.activate_version(version.id)
+    assert arena.bots.due_smoke_tests(retry_after=60) == [version.id]  # the job was lost
+    arena.bots.activate(version.id)
     now[0] += 61
-    assert arena.due_smoke_tests(retry_after=60) == []
+    assert arena.bots.due_smoke_tests(retry_after=60) == []

@@ -49,7 +49,7 @@ def versions(field: ArenaField, *, activate: bool = True) -> tuple[str, str]:
     mine = field.submit("alice", "mine", good_bot("mine"))
     theirs = field.submit("bob", "theirs", good_bot("theirs", "RandomBot"))
     for version in (mine, theirs) if activate else (theirs,):
-        field.arena.activate_version(version)
+        field.arena.bots.activate(version)
     return mine, theirs
 
 
@@ -152,7 +152,7 @@ def test_a_trial_waits_for_its_candidate_and_fails_if_it_is_rejected(
     trial = trials.create(field.user("alice"), mine, theirs)
     assert trials.tick(lambda _: None) == [] and trials.get(trial.id).status is \
         TrialStatus.WAITING
-    field.arena.reject_version(mine, "crash: RuntimeError")
+    field.arena.bots.reject(mine, "crash: RuntimeError")
     assert trials.tick(lambda _: None) == []
     failed = trials.get(trial.id)
     assert failed.status is TrialStatus.FAILED

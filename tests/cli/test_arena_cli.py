@@ -206,16 +206,16 @@ def test_users_tokens_bots_and_ladders(served: Served, tmp_path: Path) -> None:
 
 def test_the_latest_matches_of_a_ladder_of_over_a_thousand(served: Served) -> None:
     arena = Arena(redis_py.Redis.from_url(served.redis_url))
-    admin = arena.authenticate(served.admin_token)
-    arena.create_ladder(admin, "big", games_per_pairing=2, games_per_match=2)
+    admin = arena.users.authenticate(served.admin_token)
+    arena.ladders.create(admin, "big", games_per_pairing=2, games_per_match=2)
     for i in range(47):  # 47 bots: 1,081 pairs, one match each
-        version = arena.submit_bot(admin, f"b{i:02d}", "bot.py", f"# bot {i}\n".encode())
-        arena.activate_version(version.id)
-        arena.join_ladder(admin, f"b{i:02d}", "big")
+        version = arena.bots.submit(admin, f"b{i:02d}", "bot.py", f"# bot {i}\n".encode())
+        arena.bots.activate(version.id)
+        arena.ladders.join(admin, f"b{i:02d}", "big")
     created: list[str] = []
-    arena.schedule("big", created.append, rounds_ahead=1)
+    arena.matches.schedule("big", created.append, rounds_ahead=1)
     assert len(created) == 1081
-    in_order = [m.id for m in arena.list_matches("big", count=2000)]
+    in_order = [m.id for m in arena.matches.of_ladder("big", count=2000)]
     assert len(in_order) == 1081
 
     shown = served.run("match", "--ladder", "big", "--count", "3")
@@ -246,20 +246,20 @@ def test_the_latest_matches_of_a_ladder_of_over_a_thousand(served: Served) -> No
 
 def test_leaderboard_status_match_and_replays(served: Served, tmp_path: Path) -> None:
     arena = Arena(redis_py.Redis.from_url(served.redis_url))
-    admin = arena.authenticate(served.admin_token)
-    arena.create_ladder(admin, "results", games_per_pairing=4, games_per_match=2)
+    admin = arena.users.authenticate(served.admin_token)
+    arena.ladders.create(admin, "results", games_per_pairing=4, games_per_match=2)
     factories = {}
     for owner, kind in (("carol", "greedy"), ("dave", "random")):
-        arena.create_user(admin, owner)
-        user = arena.authenticate(arena.create_token(admin, owner))
-        version = arena.submit_bot(user, "bot", "bot.py", f"# {owner}\n".encode())
-        arena.activate_version(version.id)
-        arena.join_ladder(user, "bot", "results")
+        arena.users.create(admin, owner)
+        user = arena.users.authenticate(arena.users.create_token(admin, owner))
+        version = arena.bots.submit(user, "bot", "bot.py", f"# {owner}\n".encode())
+        arena.bots.activate(version.id)
+        arena.ladders.join(user, "bot", "results")
         factories[f"{owner}/bot"] = HOUSE[kind]
     queued: list[str] = []
-    arena.schedule("results", queued.append, rounds_ahead=1)
+    arena.matches.schedule("results", queued.append, rounds_ahead=1)
     (match_id,) = queued
-    arena.record_match(match_id, play(arena, arena.get_match(match_id), factories))
+    arena.matches.record(match_id, play(arena, arena.matches.get(match_id), factories))
 
     board = served.run("leaderboard", "results")
     assert board.returncode == 0, board.stderr
@@ -309,10 +309,10 @@ def test_leaderboard_help_says_which_column_ranks(capsys: pytest.CaptureFixture[
 
 def test_a_rejected_submission_never_said_it_joined(served: Served, tmp_path: Path) -> None:
     arena = Arena(redis_py.Redis.from_url(served.redis_url))
-    admin = arena.authenticate(served.admin_token)
-    arena.create_ladder(admin, "strict", games_per_pairing=4, games_per_match=2)
-    arena.create_user(admin, "greta")
-    token = arena.create_token(admin, "greta")
+    admin = arena.users.authenticate(served.admin_token)
+    arena.ladders.create(admin, "strict", games_per_pairing=4, games_per_match=2)
+    arena.users.create(admin, "greta")
+    token = arena.users.create_token(admin, "greta")
     bot = tmp_path / "fragile.py"
     bot.write_text("from tacocat.engine.bots import GreedyBot\n\n\n"
                    "class Fragile(GreedyBot):\n    pass\n")
@@ -326,7 +326,7 @@ def test_a_rejected_submission_never_said_it_joined(served: Served, tmp_path: Pa
         first = waiting.stdout.readline()
         assert "submitted greta/fragile@1" in first, first
         # The smoke game fails (as a worker would record it).
-        arena.reject_version("greta/fragile@1", "crash: the bot raised ValueError")
+        arena.bots.reject("greta/fragile@1", "crash: the bot raised ValueError")
         out, err = waiting.communicate(timeout=30)
     finally:
         if waiting.poll() is None:

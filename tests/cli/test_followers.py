@@ -129,26 +129,26 @@ def _stop(process: subprocess.Popen[str]) -> int:
 
 def _ladder(arena: Arena, admin: User) -> tuple[list[str], list[str]]:
     """Ladder ``main`` of two house bots: its first matches' ids and the versions."""
-    arena.create_ladder(admin, "main", games_per_pairing=4, games_per_match=2)
+    arena.ladders.create(admin, "main", games_per_pairing=4, games_per_match=2)
     versions = []
     for name in ("greedy", "random"):
-        version = arena.submit_bot(admin, name, "bot.py", f"# {name}\n".encode())
-        arena.activate_version(version.id)
-        arena.join_ladder(admin, name, "main")
+        version = arena.bots.submit(admin, name, "bot.py", f"# {name}\n".encode())
+        arena.bots.activate(version.id)
+        arena.ladders.join(admin, name, "main")
         versions.append(version.id)
     queued: list[str] = []
-    arena.schedule("main", queued.append, rounds_ahead=2)
+    arena.matches.schedule("main", queued.append, rounds_ahead=2)
     return queued, versions
 
 
 def test_leaderboard_watch_reconnects_across_a_server_restart(
         serve: Serve, redis: redis_py.Redis) -> None:
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    first, second = _ladder(arena, arena.authenticate(token))[0][:2]
+    first, second = _ladder(arena, arena.users.authenticate(token))[0][:2]
     factories = {"admin/greedy": HOUSE["greedy"], "admin/random": HOUSE["random"]}
-    arena.record_match(first, play(arena, arena.get_match(first), factories))
+    arena.matches.record(first, play(arena, arena.matches.get(first), factories))
     serve.start()
     watch, out, err = _follower(serve, "leaderboard", "main", "--watch", "--json")
     try:
@@ -164,7 +164,7 @@ def test_leaderboard_watch_reconnects_across_a_server_restart(
         serve.start()
         err.wait(rf"reconnected to {re.escape(serve.address)}")
         assert json.loads(out.wait(r"^\{"))["leaderboard"]["version"] == 1  # whole again
-        arena.record_match(second, play(arena, arena.get_match(second), factories))
+        arena.matches.record(second, play(arena, arena.matches.get(second), factories))
         assert json.loads(out.wait(r"^\{"))["leaderboard"]["version"] == 2
     finally:
         assert _stop(watch) in (0, 130, -signal.SIGINT), "".join(err.seen)
@@ -175,9 +175,9 @@ def test_a_followed_test_reconnects_across_a_server_restart(
     from tacocat.arena.trials import Trials  # noqa: PLC0415 - only this test needs it
 
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    admin = arena.authenticate(token)
+    admin = arena.users.authenticate(token)
     _, versions = _ladder(arena, admin)
     trial = Trials(arena).create(admin, versions[0], versions[1])
     serve.start()
@@ -199,9 +199,9 @@ def test_a_list_of_tests_cut_at_its_count_says_so(serve: Serve, redis: redis_py.
     from tacocat.arena.trials import Trials  # noqa: PLC0415 - only this test needs it
 
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    admin = arena.authenticate(token)
+    admin = arena.users.authenticate(token)
     _, versions = _ladder(arena, admin)
     trials = Trials(arena)
     for _ in range(101):  # each cancelled at once: a user may have a few open at a time

@@ -204,16 +204,16 @@ def test_a_match_job_observes_every_sandboxed_decision_and_the_refit(
     metrics = WorkerMetrics(registry)
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=4)
+    arena.ladders.create(field.admin, "main", games_per_pairing=4, games_per_match=4)
     for owner, bot, base in (("ann", "greedy", "GreedyBot"), ("bob", "random", "RandomBot")):
-        arena.activate_version(field.submit(owner, bot, good_bot(owner, base)))
+        arena.bots.activate(field.submit(owner, bot, good_bot(owner, base)))
         field.join(owner, bot, "main")
-    (match,) = arena.schedule("main", lambda job: None)
+    (match,) = arena.matches.schedule("main", lambda job: None)
 
     report = run_match(arena, None, match.id, _context(metrics))
 
     assert report.outcome == "recorded" and report.games == 4
-    records = arena.match_replays(match.id)
+    records = arena.matches.replays(match.id)
     decisions = sum(len(seen) for r in records for seen in observations_by_seat(r).values())
     assert decisions > 40
     # Both sides are bot processes: every one of their decisions is observed, nothing else.
@@ -224,7 +224,7 @@ def test_a_match_job_observes_every_sandboxed_decision_and_the_refit(
     assert refit is not None and refit > 0
 
     # A second run of the recorded match is skipped: no games, no refit.
-    assert arena.get_match(match.id).status is MatchStatus.RECORDED
+    assert arena.matches.get(match.id).status is MatchStatus.RECORDED
     assert run_match(arena, None, match.id, _context(metrics)).outcome == "skipped"
     assert registry.get_sample_value("tacocat_decision_seconds_count", SANDBOXED) == decisions
     assert registry.get_sample_value("tacocat_rating_recompute_seconds_count") == 1

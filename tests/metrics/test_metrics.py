@@ -59,7 +59,7 @@ def test_metrics_equal_the_recorded_results_even_after_a_worker_was_killed_mid_m
         redis: redis_py.Redis, redis_url: str, trees: Trees) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=8, games_per_match=8,
+    arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=8,
                         decision_seconds=0.5)
     versions = [field.submit("ann", "slow", slow_bot("a", 0.004)),
                 field.submit("bob", "slow", slow_bot("b", 0.004)),
@@ -75,7 +75,7 @@ def test_metrics_equal_the_recorded_results_even_after_a_worker_was_killed_mid_m
 
     # Kill the worker of the first running match (its horse and bots die with it).
     holder = wait_for(lambda: next((redis.get(lease_key("tacocat:", m.id))
-                                    for m in arena.list_matches("main")
+                                    for m in arena.matches.of_ladder("main")
                                     if redis.get(lease_key("tacocat:", m.id))), None),
                       30, "a running match")
     assert isinstance(holder, bytes)
@@ -84,7 +84,7 @@ def test_metrics_equal_the_recorded_results_even_after_a_worker_was_killed_mid_m
     os.kill(worker, signal.SIGKILL)
     wait_ladder_done(arena, "main", timeout=90)
 
-    matches = [m for m in arena.list_matches("main", count=100)
+    matches = [m for m in arena.matches.of_ladder("main", count=100)
                if m.status is MatchStatus.RECORDED]
     assert len(matches) == 3
     games = {"decisive": 0, "tie": 0, "aborted": 0}
@@ -113,7 +113,7 @@ def test_metrics_equal_the_recorded_results_even_after_a_worker_was_killed_mid_m
     assert value(server, "tacocat_redis_up") == 1
     for outcome, count in games.items():
         assert value(server, "tacocat_games_total", ladder="main", outcome=outcome) == count
-    assert sum(games.values()) == arena.ladder_status("main").games_played == 24
+    assert sum(games.values()) == arena.ladders.status("main").games_played == 24
     assert value(server, "tacocat_matches_total", ladder="main", outcome="recorded") == 3
     assert value(server, "tacocat_matches_scheduled_total", ladder="main") == 3
     assert value(server, "tacocat_matches_pending", ladder="main") == 0

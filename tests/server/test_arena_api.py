@@ -1,6 +1,6 @@
 """The arena API end to end: real gRPC over loopback, a real embedded Redis, the SDK's
 :class:`ArenaClient` on the other side. Matches are played in-process by the engine and
-recorded through ``Arena.record_match`` (the workers are tested elsewhere)."""
+recorded through ``arena.matches.record`` (the workers are tested elsewhere)."""
 
 from __future__ import annotations
 
@@ -65,9 +65,9 @@ class ApiField(Field):
 def field(redis: redis_py.Redis) -> ApiField:
     """A flushed arena with its admin and the admin's token."""
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    return ApiField(arena, arena.authenticate(token), admin_token=token)
+    return ApiField(arena, arena.users.authenticate(token), admin_token=token)
 
 
 @pytest.fixture
@@ -181,7 +181,7 @@ def test_submit_list_and_versions(field: ApiField, connect: ClientFactory, tmp_p
     assert [v.number for v in versions] == [1, 2]
     assert alice.list_versions("taco-bot") == versions  # a bare name is the caller's bot
 
-    field.arena.activate_version("alice/taco-bot@2")
+    field.arena.bots.activate("alice/taco-bot@2")
     (bot,) = alice.list_bots()
     assert bot.current_version == "alice/taco-bot@2"
     assert alice.list_versions("taco-bot")[1].status is VersionStatus.ACTIVE
@@ -262,7 +262,7 @@ def test_ladders_are_admin_made_and_bots_join(field: ApiField, connect: ClientFa
         alice.submit(write_bot(tmp_path, "other.py", "v3"), ladder="nope")
     assert [b.name for b in alice.list_bots()] == ["tacobot"]  # nothing stored for "nope"
 
-    field.arena.activate_version("alice/tacobot@2")
+    field.arena.bots.activate("alice/tacobot@2")
     status = connect().ladder_status("main")
     # One bot alone is waiting for opponents, never "complete" (issue 13).
     assert (status.entries, status.playing, status.complete) == (1, 1, False)
@@ -278,15 +278,15 @@ def _play_one_round(field: Field) -> list[str]:
     """Three active bots in ladder ``main``; every match of the first round played and
     recorded. Returns the recorded match ids."""
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=8, games_per_match=4)
+    arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=4)
     for owner, kind in (("alice", "greedy"), ("bob", "random"), ("carol", "passive")):
         field.add_bot(owner, "bot", kind)
-        arena.join_ladder(field.users[owner], "bot", "main")
-    arena.schedule("main", field.enqueue, rounds_ahead=1)
+        arena.ladders.join(field.users[owner], "bot", "main")
+    arena.matches.schedule("main", field.enqueue, rounds_ahead=1)
     recorded = []
     for match_id in list(field.queue):
-        match = arena.get_match(match_id)
-        arena.record_match(match_id, field.play(match))
+        match = arena.matches.get(match_id)
+        arena.matches.record(match_id, field.play(match))
         recorded.append(match_id)
     field.queue.clear()
     return recorded
@@ -301,7 +301,7 @@ def test_leaderboard_matches_and_replays(field: ApiField, connect: ClientFactory
     assert board.version == 3
     assert [s.rank for s in board.standings] == [1, 2, 3]
     assert {s.owner for s in board.standings} == {"alice", "bob", "carol"}
-    expected = field.arena.leaderboard("main")
+    expected = field.arena.ladders.leaderboard("main")
     for got, want in zip(board.standings, expected.standings, strict=True):
         assert (got.version, got.rating, got.low, got.high, got.elo, got.games, got.wins,
                 got.ties, got.losses) == (want.version, want.rating, want.low, want.high,
@@ -315,7 +315,7 @@ def test_leaderboard_matches_and_replays(field: ApiField, connect: ClientFactory
     matches = client.matches("main", status=MatchStatus.RECORDED)
     assert sorted(m.id for m in matches) == sorted(recorded)
     match = client.match(recorded[0])
-    stored = field.arena.get_match(recorded[0])
+    stored = field.arena.matches.get(recorded[0])
     assert match.status is MatchStatus.RECORDED and match.seed == stored.seed
     assert match.seq is not None and match.recorded_at is not None
     assert match.result is not None and len(match.result.games) == 4
@@ -324,10 +324,10 @@ def test_leaderboard_matches_and_replays(field: ApiField, connect: ClientFactory
         stored.result.wins, stored.result.ties, stored.result.losses)
     assert [g.a_seat for g in match.result.games] == [0, 1, 0, 1]
 
-    want_records = field.arena.match_replays(recorded[0])
+    want_records = field.arena.matches.replays(recorded[0])
     monkeypatch.setattr(arena_service, "REPLAY_CHUNK_BYTES", 512)  # several chunks
     blob = client.replays_blob(recorded[0])
-    assert gzip.decompress(blob) == gzip.decompress(field.arena.match_replays_blob(recorded[0]))
+    assert gzip.decompress(blob) == gzip.decompress(field.arena.matches.replays_blob(recorded[0]))
     records = client.replays(recorded[0])
     assert [r.dumps() for r in records] == [r.dumps() for r in want_records]
     assert records[0].replay() is not None  # the rules accept the record
@@ -340,11 +340,11 @@ def test_leaderboard_matches_and_replays(field: ApiField, connect: ClientFactory
 
 def test_a_scheduled_match_keeps_its_seed_secret(field: ApiField, connect: ClientFactory) -> None:
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=2)
+    arena.ladders.create(field.admin, "main", games_per_pairing=4, games_per_match=2)
     for owner in ("alice", "bob"):
         field.add_bot(owner, "bot", "greedy")
-        arena.join_ladder(field.users[owner], "bot", "main")
-    arena.schedule("main", field.enqueue)
+        arena.ladders.join(field.users[owner], "bot", "main")
+    arena.matches.schedule("main", field.enqueue)
     match = connect().match(field.queue[0])
     assert match.status is MatchStatus.SCHEDULED
     assert match.seed is None and match.result is None
@@ -354,13 +354,13 @@ def test_a_scheduled_match_keeps_its_seed_secret(field: ApiField, connect: Clien
 def test_an_aborted_match_says_why_through_the_api_and_the_cli_text(
         field: ApiField, connect: ClientFactory) -> None:
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=2, games_per_match=2)
+    arena.ladders.create(field.admin, "main", games_per_pairing=2, games_per_match=2)
     for owner in ("alice", "bob"):
         field.add_bot(owner, "bot", "greedy")
-        arena.join_ladder(field.users[owner], "bot", "main")
-    arena.schedule("main", field.enqueue)
+        arena.ladders.join(field.users[owner], "bot", "main")
+    arena.matches.schedule("main", field.enqueue)
     reason = "it ran past its job timeout of 9 s; 3 runs failed this way"
-    assert arena.abort_match(field.queue[0], reason)
+    assert arena.matches.abort(field.queue[0], reason)
     client = connect()
     match = client.match(field.queue[0])
     assert match.status is MatchStatus.ABORTED and match.reason == reason
@@ -400,10 +400,10 @@ def _next(updates: queue.Queue[LeaderboardUpdate | BaseException]) -> Leaderboar
 def test_watch_sends_a_snapshot_then_every_change(field: ApiField, connect: ClientFactory,
                                                  running: ServerThread) -> None:
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=2)
+    arena.ladders.create(field.admin, "main", games_per_pairing=4, games_per_match=2)
     for owner in ("alice", "bob"):
         field.add_bot(owner, "bot", "greedy" if owner == "alice" else "random")
-        arena.join_ladder(field.users[owner], "bot", "main")
+        arena.ladders.join(field.users[owner], "bot", "main")
     watcher = connect()
     updates, thread = _watch(watcher, "main")
     first = _next(updates)
@@ -411,11 +411,11 @@ def test_watch_sends_a_snapshot_then_every_change(field: ApiField, connect: Clie
     assert first.leaderboard.version == 0 and first.status.playing == 2
     assert [s.rating for s in first.leaderboard.standings] == [None, None]
 
-    arena.schedule("main", field.enqueue, rounds_ahead=1)
+    arena.matches.schedule("main", field.enqueue, rounds_ahead=1)
     scheduled = _next(updates)
     assert scheduled.status.matches_pending == 1
-    match = arena.get_match(field.queue[0])
-    arena.record_match(match.id, field.play(match))
+    match = arena.matches.get(field.queue[0])
+    arena.matches.record(match.id, field.play(match))
     update = _next(updates)
     while update.leaderboard.version < 1:  # a burst may arrive in two updates
         update = _next(updates)
@@ -435,7 +435,7 @@ def test_watch_of_an_unknown_ladder_is_not_found(field: ApiField, connect: Clien
 
 
 def test_server_shutdown_ends_watches_with_unavailable(redis_url: str, field: ApiField) -> None:
-    field.arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=2)
+    field.arena.ladders.create(field.admin, "main", games_per_pairing=4, games_per_match=2)
     arena = Arena(redis_py.Redis.from_url(redis_url))
     with serve_in_thread(arena) as server:
         client = ArenaClient(server.address, timeout=5.0)
@@ -473,7 +473,7 @@ def test_referee_authenticator_and_admin_token_file(field: ApiField, tmp_path: P
     assert bootstrap_admin_token(arena, path).token is None
     recovered = bootstrap_admin_token(arena, path, recover=True)
     assert recovered.created and recovered.token is not None
-    assert arena.authenticate(recovered.token).admin
+    assert arena.users.authenticate(recovered.token).admin
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert path.read_text().strip() == recovered.token
     again = bootstrap_admin_token(arena, path, recover=True)
@@ -491,8 +491,8 @@ def test_the_referee_on_the_same_port_knows_arena_tokens(field: ApiField,
     from tacocat.sdk import RefereeError, connect  # noqa: PLC0415
 
     arena = field.arena
-    arena.create_user(field.admin, "alice")
-    token = arena.create_token(field.admin, "alice")
+    arena.users.create(field.admin, "alice")
+    token = arena.users.create_token(field.admin, "alice")
     results = connect(GreedyBot(), running.address, token, games=2, opponent="house:random",
                       name="live")
     assert len(results) == 2

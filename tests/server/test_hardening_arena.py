@@ -55,16 +55,16 @@ class World:
     def __init__(self, redis: redis_py.Redis, address: str) -> None:
         self.redis = redis
         self.arena = Arena(redis)
-        token = self.arena.bootstrap_admin()
+        token = self.arena.users.bootstrap_admin()
         assert token is not None
         self.admin_token = token
         self.address = address
         self.clients: list[ArenaClient] = []
-        admin = self.arena.authenticate(token)
+        admin = self.arena.users.authenticate(token)
         self.tokens = {"admin": token}
         for name in ("alice", "bob"):
-            self.arena.create_user(admin, name)
-            self.tokens[name] = self.arena.create_token(admin, name, label="test")
+            self.arena.users.create(admin, name)
+            self.tokens[name] = self.arena.users.create_token(admin, name, label="test")
 
     def client(self, who: str | None = None, token: str | None = None) -> ArenaClient:
         client = ArenaClient(self.address, token or (self.tokens[who] if who else None),
@@ -273,7 +273,7 @@ def test_a_token_is_matched_exactly_never_trimmed(world: World) -> None:
         assert words in (error.details() or ""), (repr(token), error.details())
     # gRPC refuses a newline in metadata before it leaves the client; the facade too.
     with pytest.raises(Unauthenticated, match=words):
-        world.arena.authenticate(world.tokens["alice"] + "\n")
+        world.arena.users.authenticate(world.tokens["alice"] + "\n")
     assert world.client("alice").whoami().name == "alice"
 
 

@@ -251,14 +251,14 @@ def test_a_client_deadline_ends_its_match_on_the_server() -> None:
 
 def test_a_client_deadline_drops_queued_arena_work(redis: redis_py.Redis) -> None:
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    admin = arena.authenticate(token)
-    arena.create_user(admin, "alice")
-    alice = arena.create_token(admin, "alice")
+    admin = arena.users.authenticate(token)
+    arena.users.create(admin, "alice")
+    alice = arena.users.create_token(admin, "alice")
     entered, release = threading.Event(), threading.Event()
     calls: list[str] = []
-    real_submit = arena.submit_bot
+    real_submit = arena.bots.submit
 
     def slow_submit(*args: object) -> object:
         calls.append(str(args[1]))
@@ -266,7 +266,7 @@ def test_a_client_deadline_drops_queued_arena_work(redis: redis_py.Redis) -> Non
         release.wait(10)
         return real_submit(*args)  # type: ignore[arg-type]
 
-    arena.submit_bot = slow_submit  # type: ignore[method-assign]
+    arena.bots.submit = slow_submit  # type: ignore[method-assign]
     with serve_in_thread(arena, threads=1) as server:
         first: list[object] = []
         slow = threading.Thread(target=lambda: first.append(
@@ -284,7 +284,7 @@ def test_a_client_deadline_drops_queued_arena_work(redis: redis_py.Redis) -> Non
         assert len(first) == 1
         time.sleep(0.2)  # were it still queued, the worker thread would run it now
         assert calls == ["first"]  # the call whose client gave up never ran
-        assert [b.name for b in arena.list_bots("alice")] == ["first"]
+        assert [b.name for b in arena.bots.all("alice")] == ["first"]
 
 
 # ------------------------------------------------------------------ live-game limits

@@ -64,7 +64,7 @@ def _no_ambient_token(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @contextlib.contextmanager
 def tls_server(redis: redis_py.Redis, tls: ServerTls) -> Iterator[tuple[ServerThread, str]]:
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
     with serve_in_thread(arena, RefereeConfig(tls=tls)) as server:
         yield server, token

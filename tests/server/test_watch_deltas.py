@@ -34,15 +34,15 @@ def test_watch_sends_deltas_and_the_merged_table_is_the_servers(
 ) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=2, games_per_match=2)
+    arena.ladders.create(field.admin, "main", games_per_pairing=2, games_per_match=2)
     kinds = ["greedy", "random", "random2", "passive", "greedy", "random"]
     for i, kind in enumerate(kinds):
         field.add_bot(f"user{i}", kind, kind)
-        arena.join_ladder(field.users[f"user{i}"], kind, "main")
-    arena.schedule("main", field.enqueue, rounds_ahead=None)
+        arena.ladders.join(field.users[f"user{i}"], kind, "main")
+    arena.matches.schedule("main", field.enqueue, rounds_ahead=None)
     for _ in range(8):  # a crosstable to start from: 8 of the 15 pairs met
-        match = arena.get_match(field.queue.pop(0))
-        arena.record_match(match.id, field.play(match))
+        match = arena.matches.get(field.queue.pop(0))
+        arena.matches.record(match.id, field.play(match))
 
     raw: queue.Queue[apb.LeaderboardUpdate] = queue.Queue()
     merged: queue.Queue[LeaderboardUpdate] = queue.Queue()
@@ -69,8 +69,8 @@ def test_watch_sends_deltas_and_the_merged_table_is_the_servers(
         first = raw.get(timeout=10)
         assert not first.delta and len(first.leaderboard.pairs) == 8
         assert len(first.leaderboard.standings) == 6
-        match = arena.get_match(field.queue.pop(0))
-        arena.record_match(match.id, field.play(match))
+        match = arena.matches.get(field.queue.pop(0))
+        arena.matches.record(match.id, field.play(match))
         delta = raw.get(timeout=10)
         while delta.leaderboard.version < 9:
             assert delta.delta
@@ -86,7 +86,7 @@ def test_watch_sends_deltas_and_the_merged_table_is_the_servers(
         update = merged.get(timeout=10)
         while update.leaderboard.version < 9:
             update = merged.get(timeout=10)
-        server = arena.leaderboard("main")
+        server = arena.ladders.leaderboard("main")
         assert [s.version for s in update.leaderboard.standings] == [
             s.version for s in server.standings]
         for mine, theirs in zip(update.leaderboard.standings, server.standings, strict=True):

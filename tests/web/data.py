@@ -33,12 +33,12 @@ class Ladder:
 
     def record_next(self) -> Match:
         """Play and record the next scheduled match; returns it as recorded."""
-        match = self.arena.get_match(self.pending.pop(0))
-        assert self.arena.record_match(match.id, self.base.play(match)).recorded
-        return self.arena.get_match(match.id)
+        match = self.arena.matches.get(self.pending.pop(0))
+        assert self.arena.matches.record(match.id, self.base.play(match)).recorded
+        return self.arena.matches.get(match.id)
 
     def recorded(self) -> list[Match]:
-        return [m for m in self.arena.list_matches(self.name, count=1000)
+        return [m for m in self.arena.matches.of_ladder(self.name, count=1000)
                 if m.result is not None]
 
 
@@ -48,13 +48,13 @@ def make_ladder(redis: redis_py.Redis, *, name: str = "main", leave_pending: int
     """Create ladder ``name`` with ``bots`` (owner, bot name, house kind), schedule every
     round at once and play all but the last ``leave_pending`` matches."""
     fld = make_field(redis)
-    fld.arena.create_ladder(fld.admin, name, games_per_pairing=games_per_pairing,
+    fld.arena.ladders.create(fld.admin, name, games_per_pairing=games_per_pairing,
                             games_per_match=games_per_match)
     for owner, bot, kind in bots:
         fld.add_bot(owner, bot, kind if kind in HOUSE else "greedy")
         fld.factories[f"{owner}/{bot}"] = KINDS[kind]
-        fld.arena.join_ladder(fld.users[owner], bot, name)
-    fld.arena.schedule(name, fld.enqueue, rounds_ahead=None)
+        fld.arena.ladders.join(fld.users[owner], bot, name)
+    fld.arena.matches.schedule(name, fld.enqueue, rounds_ahead=None)
     ladder = Ladder(fld, name, list(fld.queue))
     fld.queue.clear()
     while len(ladder.pending) > leave_pending:
@@ -134,7 +134,7 @@ def inject_hostile_bot(ladder: Ladder) -> str:
     arena, name = ladder.arena, ladder.name
     keys, redis = arena.keys, arena.redis
     evil = f"mallory/{HOSTILE}@1"
-    other = arena.leaderboard(name).standings[0].version
+    other = arena.ladders.leaderboard(name).standings[0].version
     a, b = sorted((evil, other))
     evil_is_a = a == evil
     wins, losses = (1, 3) if evil_is_a else (3, 1)
@@ -158,11 +158,11 @@ def inject_hostile_bot(ladder: Ladder) -> str:
 def record_with_hostile_players(ladder: Ladder) -> Match:
     """Record the next pending match with replay records whose player names are markup."""
     arena = ladder.arena
-    match = arena.get_match(ladder.pending.pop(0))
+    match = arena.matches.get(ladder.pending.pop(0))
     played = ladder.base.play(match)
     records = [replace(r, players=(f"{HOSTILE}#{i}", HOSTILE_FAULT))
                for i, r in enumerate(decompress_replays(played.replays))]
     result = MatchResult.from_records(records, match.a, match.b, played.seconds,
                                       a_seats=[g.a_seat for g in played.games])
-    assert arena.record_match(match.id, result).recorded
-    return arena.get_match(match.id)
+    assert arena.matches.record(match.id, result).recorded
+    return arena.matches.get(match.id)

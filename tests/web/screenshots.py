@@ -33,7 +33,7 @@ def pick_step(ladder: Ladder) -> tuple[Match, int, int]:
     for match in reversed(ladder.recorded()):
         if not match.a.startswith("alice/") and not match.b.startswith("alice/"):
             continue
-        for game, record in enumerate(ladder.arena.match_replays(match.id)):
+        for game, record in enumerate(ladder.arena.matches.replays(match.id)):
             if record.result.reason is not Reason.GOAL or len(record.rounds) < 4:
                 continue
             for number, step in enumerate(replay_view(record)["steps"], 1):
@@ -60,10 +60,10 @@ def main(argv: list[str]) -> int:
         asyncio.run_coroutine_threadsafe(server.start(), loop).result(10)
         base = server.url.rstrip("/")
         match, game, step = pick_step(ladder)
-        running = ladder.arena.get_match(ladder.pending[0])  # shown as being played
-        ladder.arena.start_live(running, worker="demo")
+        running = ladder.arena.matches.get(ladder.pending[0])  # shown as being played
+        ladder.arena.live.start(running, worker="demo")
         for record in decompress_replays(ladder.base.play(running).replays)[:3]:
-            ladder.arena.add_live_game(running, record)
+            ladder.arena.live.add_game(running, record)
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -20,12 +20,12 @@ def test_an_aborted_match_shows_why_on_its_page_and_in_the_api(ladder: Ladder,
                                                                 redis_url: str) -> None:
     arena = ladder.arena
     pending = ladder.pending[0]
-    before = arena.ladder_status("main")
-    assert arena.abort_match(pending, REASON)
-    assert not arena.abort_match(pending, "again")  # only a scheduled match is aborted
-    match = arena.get_match(pending)
+    before = arena.ladders.status("main")
+    assert arena.matches.abort(pending, REASON)
+    assert not arena.matches.abort(pending, "again")  # only a scheduled match is aborted
+    match = arena.matches.get(pending)
     assert match.status is MatchStatus.ABORTED and match.reason == REASON
-    status = arena.ladder_status("main")
+    status = arena.ladders.status("main")
     assert status.matches_aborted == 1 and status.games_aborted == match.games
     assert status.matches_pending == before.matches_pending - 1
 

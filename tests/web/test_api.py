@@ -70,8 +70,8 @@ async def get_html(client: TestClient[Any, Any], path: str, status: int = 200) -
 
 def test_ladders_list_every_ladder_with_its_progress(ladder: Ladder, redis_url: str) -> None:
     arena = ladder.arena
-    arena.create_ladder(ladder.base.admin, "empty")
-    status = arena.ladder_status("main")
+    arena.ladders.create(ladder.base.admin, "empty")
+    status = arena.ladders.status("main")
     recorded = ladder.recorded()
 
     async def check(client: TestClient[Any, Any]) -> None:
@@ -94,8 +94,8 @@ def test_ladders_list_every_ladder_with_its_progress(ladder: Ladder, redis_url: 
 
 def test_ladder_json_is_the_arenas_standings(ladder: Ladder, redis_url: str) -> None:
     arena = ladder.arena
-    board = arena.leaderboard("main")
-    recent = arena.recent_matches("main")
+    board = arena.ladders.leaderboard("main")
+    recent = arena.ladders.recent_matches("main")
 
     async def check(client: TestClient[Any, Any]) -> None:
         data = await get_json(client, "/api/ladders/main")
@@ -121,7 +121,7 @@ def test_ladder_json_is_the_arenas_standings(ladder: Ladder, redis_url: str) -> 
 def test_the_matches_list_says_how_many_there_are_and_its_cap(ladder: Ladder,
                                                                redis_url: str) -> None:
     recorded = len(ladder.recorded())
-    newest = [e.match for e in ladder.arena.recent_matches("main", 2)]
+    newest = [e.match for e in ladder.arena.ladders.recent_matches("main", 2)]
 
     async def check(client: TestClient[Any, Any]) -> None:
         data = await get_json(client, "/api/ladders/main/matches?count=2")
@@ -132,14 +132,14 @@ def test_the_matches_list_says_how_many_there_are_and_its_cap(ladder: Ladder,
 
     run(ladder, redis_url, check)
     # The ladder page's list of recent matches says when it is not all of them.
-    latest = ladder.arena.recent_matches("main", 2)
+    latest = ladder.arena.ladders.recent_matches("main", 2)
     assert f"The latest 2 of {recorded} matches; all of them: <code>tacocat match --ladder " \
         f"main --count {recorded}</code>" in recent_fragment(latest, recorded, "main")
     assert "The latest" not in recent_fragment(latest, 2, "main")
 
 
 def test_crosstable_has_every_pair_from_both_sides(ladder: Ladder, redis_url: str) -> None:
-    board = ladder.arena.leaderboard("main")
+    board = ladder.arena.ladders.leaderboard("main")
 
     async def check(client: TestClient[Any, Any]) -> None:
         data = await get_json(client, "/api/ladders/main/crosstable")
@@ -163,7 +163,7 @@ def test_crosstable_has_every_pair_from_both_sides(ladder: Ladder, redis_url: st
         assert len(data["pairs"]) == 6
         page = await get_html(client, "/ladders/main")
         assert page.count('class="cell sc') == 12
-        for row in ladder.arena.leaderboard("main").standings:  # names link to bot pages
+        for row in ladder.arena.ladders.leaderboard("main").standings:  # names link to bot pages
             owner, name = row.version.rpartition("@")[0].split("/")
             assert f'href="/bots/{owner}/{name}"' in page
 
@@ -171,7 +171,7 @@ def test_crosstable_has_every_pair_from_both_sides(ladder: Ladder, redis_url: st
 
 
 def test_rating_history_ends_at_the_live_elo(ladder: Ladder, redis_url: str) -> None:
-    board = ladder.arena.leaderboard("main")
+    board = ladder.arena.ladders.leaderboard("main")
     recorded = ladder.recorded()
 
     async def check(client: TestClient[Any, Any]) -> None:
@@ -191,7 +191,7 @@ def test_rating_history_ends_at_the_live_elo(ladder: Ladder, redis_url: str) -> 
 
 def test_match_json_hides_the_seed_until_recorded(ladder: Ladder, redis_url: str) -> None:
     done = ladder.recorded()[0]
-    pending = ladder.arena.get_match(ladder.pending[0])
+    pending = ladder.arena.matches.get(ladder.pending[0])
     result = done.result
     assert result is not None and pending.status is MatchStatus.SCHEDULED
 
@@ -224,7 +224,7 @@ def test_every_game_replays_step_by_step_as_recorded(ladder: Ladder, redis_url: 
     async def check(client: TestClient[Any, Any]) -> None:
         goal_games = forfeits = 0
         for match in matches:
-            records = arena.match_replays(match.id)
+            records = arena.matches.replays(match.id)
             for i, record in enumerate(records):
                 data = await get_json(client, f"/api/matches/{match.id}/games/{i + 1}")
                 assert data["record"] == record.to_json() and data["game"] == i + 1
@@ -260,7 +260,7 @@ def test_every_game_replays_step_by_step_as_recorded(ladder: Ladder, redis_url: 
 
 def test_replays_download_is_the_stored_blob(ladder: Ladder, redis_url: str) -> None:
     match = ladder.recorded()[0]
-    blob = ladder.arena.match_replays_blob(match.id)
+    blob = ladder.arena.matches.replays_blob(match.id)
 
     async def check(client: TestClient[Any, Any]) -> None:
         response = await client.get(f"/api/matches/{match.id}/replays.jsonl.gz")

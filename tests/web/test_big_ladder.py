@@ -24,9 +24,9 @@ BOTS = 60
 def big_ladder(redis: redis_py.Redis) -> Any:
     arena, queue = stub_ladder(redis, "big", BOTS, games_per_pairing=2, games_per_match=2)
     for match_id in queue[:40]:  # the lower-numbered bot of each pair wins both games
-        match = arena.get_match(match_id)
+        match = arena.matches.get(match_id)
         winner = "a" if match.a < match.b else "b"
-        arena.record_match(match_id, MatchResult(
+        arena.matches.record(match_id, MatchResult(
             (MatchGameResult(0, Reason.GOAL, winner), MatchGameResult(1, Reason.GOAL, winner)),
             0.0))
     return arena
@@ -45,7 +45,7 @@ def crosstable_rows(html: str) -> list[str]:
 def test_standings_and_crosstable_come_a_page_at_a_time(redis: redis_py.Redis,
                                                          redis_url: str) -> None:
     arena = big_ladder(redis)
-    board = arena.leaderboard("big")
+    board = arena.ladders.leaderboard("big")
     ranked = [s.version for s in board.standings]
 
     async def main() -> None:
@@ -84,9 +84,9 @@ def test_rating_history_read_on_equals_a_fresh_read(redis: redis_py.Redis) -> No
     arena = big_ladder(redis)
     before = rating_history(arena.redis, arena.keys, "big")
     assert before.version == 40
-    pending = [m.id for m in arena.list_matches("big", count=2000) if m.result is None]
+    pending = [m.id for m in arena.matches.of_ladder("big", count=2000) if m.result is None]
     for match_id in pending[:25]:
-        arena.record_match(match_id, MatchResult(
+        arena.matches.record(match_id, MatchResult(
             (MatchGameResult(0, Reason.GOAL, "b"), MatchGameResult(1, Reason.GOAL, "a")), 0.0))
     later = rating_history(arena.redis, arena.keys, "big", since=before)
     fresh = rating_history(arena.redis, arena.keys, "big")
@@ -95,5 +95,5 @@ def test_rating_history_read_on_equals_a_fresh_read(redis: redis_py.Redis) -> No
     # A ladder made anew under the same name starts afresh.
     arena.redis.flushall()
     field = make_field(arena.redis)
-    field.arena.create_ladder(field.admin, "big")
+    field.arena.ladders.create(field.admin, "big")
     assert rating_history(arena.redis, arena.keys, "big", since=later).series == {}

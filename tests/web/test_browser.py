@@ -56,7 +56,7 @@ def test_ladder_page_shows_the_standings(
     page.goto(f"{live_server.url}/ladders/main")
     page.wait_for_selector("#live[data-state=live]")
     rows = page.evaluate(ROWS)
-    board = ladder.arena.leaderboard("main")
+    board = ladder.arena.ladders.leaderboard("main")
     assert [r["version"] for r in rows] == [s.version for s in board.standings]
     for rank, (row, want) in enumerate(zip(rows, board.standings, strict=True), 1):
         assert row["rank"] == str(rank)
@@ -84,7 +84,7 @@ def test_ladder_page_updates_live_without_reload(
         page.wait_for_selector(f"main[data-version='{expected}']")
         page.wait_for_selector(f"#recent tbody tr[data-match='{match.id}']")
         assert page.evaluate("window.__sameDocument") is True  # not reloaded
-        board = ladder.arena.leaderboard("main")
+        board = ladder.arena.ladders.leaderboard("main")
         after = {r["version"]: r for r in page.evaluate(ROWS)}
         for side in (match.a, match.b):
             assert after[side]["games"] == str(board.standing(side).games)
@@ -102,7 +102,7 @@ def test_replay_viewer_steps_through_a_whole_game_as_recorded(
     arena = ladder.arena
     longest = None
     for match in ladder.recorded():
-        for i, record in enumerate(arena.match_replays(match.id)):
+        for i, record in enumerate(arena.matches.replays(match.id)):
             if record.result.reason.value != "goal":
                 continue
             size = sum(len(r.duels) + len(r.tricks) for r in record.rounds)

@@ -27,12 +27,12 @@ def test_header_counts_only_bots_that_play_and_says_which_games_it_counts(
     arena, base = ladder.arena, ladder.base
     # A fifth bot joins, but its only version fails its smoke game.
     base.add_bot("erin", "broken", "greedy", activate=False)
-    arena.join_ladder(base.users["erin"], "broken", "main")
-    arena.reject_version("erin/broken@1", "crashed in its smoke game")
+    arena.ladders.join(base.users["erin"], "broken", "main")
+    arena.bots.reject("erin/broken@1", "crashed in its smoke game")
     # alice's second version retires her first, whose games stay counted.
-    newer = arena.submit_bot(base.users["alice"], "greedy", "greedy.py", b"# v2\n")
-    arena.activate_version(newer.id)
-    status = arena.ladder_status("main")
+    newer = arena.bots.submit(base.users["alice"], "greedy", "greedy.py", b"# v2\n")
+    arena.bots.activate(newer.id)
+    status = arena.ladders.status("main")
     assert status.games_played > status.games_toward_target  # the two counts differ
 
     page.goto(f"{live_server.url}/ladders/main")

@@ -51,7 +51,7 @@ def test_bot_page_shows_versions_ratings_matches_and_head_to_head(
     arena = ladder.arena
     # A second version of alice's bot: the page lists both, newest first.
     alice = ladder.base.users["alice"]
-    second = arena.submit_bot(alice, "greedy", "greedy.py", b"# v2\n" + arena.version_source(
+    second = arena.bots.submit(alice, "greedy", "greedy.py", b"# v2\n" + arena.bots.source(
         "alice/greedy@1"))
     page.goto(f"{live_server.url}/bots/alice/greedy")
     assert page.inner_text("h1") == "alice/greedy"
@@ -60,7 +60,7 @@ def test_bot_page_shows_versions_ratings_matches_and_head_to_head(
     assert versions.nth(0).get_attribute("data-version") == second.id
     assert "pending" in versions.nth(0).inner_text().lower()
     first = versions.nth(1)
-    board = arena.leaderboard("main")
+    board = arena.ladders.leaderboard("main")
     standing = board.standing("alice/greedy@1")
     assert standing is not None and standing.rating is not None
     assert f"{round(standing.rating)} ±" in first.locator(".ratings").inner_text()
@@ -99,7 +99,7 @@ def test_bot_page_shows_versions_ratings_matches_and_head_to_head(
 def test_user_page_lists_the_users_bots(live_server: ServerThread, page: Any,
                                         ladder: Ladder) -> None:
     arena = ladder.arena
-    arena.submit_bot(ladder.base.users["bob"], "second", "second.py", b"# another\n")
+    arena.bots.submit(ladder.base.users["bob"], "second", "second.py", b"# another\n")
     page.goto(f"{live_server.url}/users/bob")
     assert page.inner_text("h1") == "bob"
     bots = [r.get_attribute("data-bot") for r in page.locator("#user-bots tbody tr").all()]
@@ -114,7 +114,7 @@ def test_user_page_lists_the_users_bots(live_server: ServerThread, page: Any,
 def test_live_viewer_follows_a_running_match_game_by_game(
         live_server: ServerThread, page: Any, ladder: Ladder, tmp_path: Path) -> None:
     arena = ladder.arena
-    match = arena.get_match(ladder.pending[0])
+    match = arena.matches.get(ladder.pending[0])
     records = decompress_replays(ladder.base.play(match).replays)
     assert len(records) >= 3
     # Before a worker takes it, its live page waits (and does not leave).
@@ -128,7 +128,7 @@ def test_live_viewer_follows_a_running_match_game_by_game(
     assert "No match is being played" in page.inner_text("#livenow")
 
     # A worker starts the match: the ladder page lists it, live, with a link to watch it.
-    arena.start_live(match, worker="test")
+    arena.live.start(match, worker="test")
     link = page.wait_for_selector(f"#livenow li[data-match='{match.id}'] a")
     assert link is not None and f"0 of {match.games} games played" in page.inner_text("#livenow")
     shoot(page, tmp_path, "ladder-live-now")
@@ -142,7 +142,7 @@ def test_live_viewer_follows_a_running_match_game_by_game(
     # to end is not game n), with the right bot on each seat.
     for ended, index in enumerate((2, 0, 3), 1):
         record = records[index]
-        arena.add_live_game(match, record)
+        arena.live.add_game(match, record)
         page.wait_for_url(re.compile(rf"/live/{re.escape(match.id)}\?game={index + 1}(#.*)?$"),
                           timeout=15_000)
         page.wait_for_selector("#viewer[data-step='0']")
@@ -168,11 +168,11 @@ def test_live_viewer_follows_a_running_match_game_by_game(
     shoot(page, tmp_path, "live-viewer")
 
     # Recorded: the live entry goes, and the viewer becomes the match page.
-    assert arena.record_match(match.id, ladder.base.play(match)).recorded
-    arena.end_live(match)
+    assert arena.matches.record(match.id, ladder.base.play(match)).recorded
+    arena.live.end(match)
     page.wait_for_url(re.compile(rf"/matches/{re.escape(match.id)}$"), timeout=15_000)
     assert page.locator("table.games tbody tr").count() == match.games
-    assert not arena.live_matches("main")
+    assert not arena.live.matches("main")
 
 
 def test_ladder_badge_reaches_live_without_server_sent_events(
@@ -227,8 +227,8 @@ def test_match_page_puts_the_replay_first_and_numbers_games_from_one(
 def test_retired_versions_are_hidden_until_asked_for(
         live_server: ServerThread, page: Any, ladder: Ladder) -> None:
     arena = ladder.arena
-    newer = arena.submit_bot(ladder.base.users["alice"], "greedy", "greedy.py", b"# v2\n")
-    arena.activate_version(newer.id)  # alice/greedy@1 retires, keeping its results
+    newer = arena.bots.submit(ladder.base.users["alice"], "greedy", "greedy.py", b"# v2\n")
+    arena.bots.activate(newer.id)  # alice/greedy@1 retires, keeping its results
     page.goto(f"{live_server.url}/ladders/main")
     page.wait_for_selector("#live[data-state=live]")
     old = page.locator("#standings tr[data-version='alice/greedy@1']")
@@ -248,8 +248,8 @@ def test_retired_versions_are_hidden_until_asked_for(
 def test_a_ladder_of_one_bot_waits_for_opponents(live_server: ServerThread, page: Any,
                                                  ladder: Ladder) -> None:
     arena, admin = ladder.arena, ladder.base.admin
-    arena.create_ladder(admin, "lonely", games_per_pairing=4, games_per_match=2)
-    arena.join_ladder(ladder.base.users["alice"], "greedy", "lonely")
+    arena.ladders.create(admin, "lonely", games_per_pairing=4, games_per_match=2)
+    arena.ladders.join(ladder.base.users["alice"], "greedy", "lonely")
     page.goto(f"{live_server.url}/")
     card = page.locator(".ladder-card[data-ladder=lonely]")
     assert card.locator(".badge").inner_text().lower() == "waiting for opponents"

@@ -34,10 +34,10 @@ def test_the_test_page_follows_the_report_to_the_verdict(
         live_server: ServerThread, page: Any, ladder: Ladder, tmp_path: Path) -> None:
     arena = ladder.arena
     trials = Trials(arena)
-    greedy = arena.get_bot("alice/greedy").current_version
-    passive = arena.get_bot("carol/passive").current_version
+    greedy = arena.bots.get("alice/greedy").current_version
+    passive = arena.bots.get("carol/passive").current_version
     assert greedy and passive
-    board = arena.leaderboard("main")
+    board = arena.ladders.leaderboard("main")
     trial = trials.create(ladder.base.users["alice"], greedy, passive,
                           sprt=make_sprt(0, 200, 0.05, 0.05), max_games=400,
                           games_per_match=4)
@@ -71,7 +71,7 @@ def test_the_test_page_follows_the_report_to_the_verdict(
     page.screenshot(path=str(tmp_path / "trial.png"), full_page=True)
     assert [int(page.inner_text(f"[data-pair='{i}']")) for i in range(5)] == list(done.penta)
     # Unrated: the ladder's standings are as they were.
-    assert arena.leaderboard("main") == board
+    assert arena.ladders.leaderboard("main") == board
 
     api = page.request.get(f"{live_server.url}/api/trials/{trial.id}").json()
     assert api["status"] == "H1" and api["pentanomial"] == list(done.penta)

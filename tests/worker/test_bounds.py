@@ -40,12 +40,12 @@ DAWDLER = (Path(__file__).parents[1] / "referee" / "bots" / "dawdling_bot.py").r
 def _ladder(field: ArenaField, a: bytes, b: bytes, **ladder: float) -> str:
     """A ladder of two bots (ann's, bob's), with their first match scheduled; its id."""
     arena = field.arena
-    arena.create_ladder(field.admin, "main", **ladder)  # type: ignore[arg-type]
+    arena.ladders.create(field.admin, "main", **ladder)  # type: ignore[arg-type]
     for owner, data in (("ann", a), ("bob", b)):
-        arena.activate_version(field.submit(owner, owner, data))
+        arena.bots.activate(field.submit(owner, owner, data))
         field.join(owner, owner, "main")
     queued: list[str] = []
-    arena.schedule("main", queued.append)
+    arena.matches.schedule("main", queued.append)
     return queued[0]
 
 
@@ -80,10 +80,10 @@ def test_a_slow_but_legal_bots_match_ends_within_its_bound_and_is_recorded(
     assert report.outcome == "recorded"
     assert took < match_bound(limit, games, batch=1, startup_timeout=SETTINGS.startup_timeout,
                               limits_per_game=2), took
-    match = field.arena.get_match(match_id)
+    match = field.arena.matches.get(match_id)
     assert match.status is MatchStatus.RECORDED
     details = []
-    for index, record in enumerate(field.arena.match_replays(match_id)):
+    for index, record in enumerate(field.arena.matches.replays(match_id)):
         result = record.result
         if result.reason is Reason.FORFEIT and "time bank" in result.detail:
             assert result.fault is Fault.TIMEOUT
@@ -116,7 +116,7 @@ def test_a_match_that_keeps_failing_is_aborted_after_three_runs_and_the_ladder_g
         report = dispatcher.step()  # the orphan: counted, run again, or the third time aborted
         assert report is not None
         assert (match_id in report.requeued["main"]) == (run < 3), report
-        match = field.arena.get_match(match_id)
+        match = field.arena.matches.get(match_id)
         if run < 3:
             assert match.status is MatchStatus.SCHEDULED
             assert queue.job_alive(match_id)
@@ -126,7 +126,7 @@ def test_a_match_that_keeps_failing_is_aborted_after_three_runs_and_the_ladder_g
     assert redis.hget(failures_key(field.arena.keys.prefix, match_id), "error:MatchError") \
         == b"3"
     assert not queue.job_alive(match_id)
-    status = field.arena.ladder_status("main")
+    status = field.arena.ladders.status("main")
     assert status.matches_aborted == 1 and status.games_aborted == 2
     # Operators see it in /metrics (the alert TacocatMatchesAborted watches this counter).
     collector = ArenaCollector(redis, prefix=field.arena.keys.prefix)
@@ -136,7 +136,7 @@ def test_a_match_that_keeps_failing_is_aborted_after_three_runs_and_the_ladder_g
     # The ladder goes on: its next round is scheduled without the aborted match.
     time.sleep(0.15)
     dispatcher.step()
-    later = field.arena.list_matches("main")
+    later = field.arena.matches.of_ladder("main")
     assert [m.round for m in later if m.status is MatchStatus.SCHEDULED] == [2], later
 
 
@@ -160,7 +160,7 @@ def test_a_match_that_keeps_running_past_its_job_timeout_is_aborted_with_that_re
                     name=f"timeout-test-{run}").work(burst=True)
         time.sleep(0.15)
         dispatcher.step()
-    match = field.arena.get_match(match_id)
+    match = field.arena.matches.get(match_id)
     assert match.status is MatchStatus.ABORTED, match
     assert match.reason.startswith("it ran past its job timeout of 1 s; 3 runs failed"), \
         match.reason

@@ -45,14 +45,14 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
         redis: redis_py.Redis, trees: Trees) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=24, games_per_match=24)
+    arena.ladders.create(field.admin, "main", games_per_pairing=24, games_per_match=24)
     versions = [field.submit("ann", "slow", slow_bot("a", 0.004)),
                 field.submit("bob", "slow", slow_bot("b", 0.004))]
     tree = trees(workers=2)
     field.join("ann", "slow", "main")
     field.join("bob", "slow", "main")
     assert wait_decided(arena, versions) == dict.fromkeys(versions, "")
-    (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
+    (match,) = wait_for(lambda: arena.matches.of_ladder("main"), 20, "the match")
     holder = wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "a lease")
     worker = int(holder.decode().rsplit("-", 2)[1])
     # Both bots, not just the first one up: the second may start a moment later.
@@ -74,9 +74,9 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
     wait_for(lambda: not any(f.exists() for f in horse_folders), 10,
              "the dead horse's folder to be removed")
     wait_ladder_done(arena, "main", timeout=90)
-    assert arena.get_match(match.id).status is MatchStatus.RECORDED
-    assert [e.match for e in arena.recent_matches("main")] == [match.id]
-    assert arena.ladder_status("main").games_played == 24
+    assert arena.matches.get(match.id).status is MatchStatus.RECORDED
+    assert [e.match for e in arena.ladders.recent_matches("main")] == [match.id]
+    assert arena.ladders.status("main").games_played == 24
     assert "re-enqueued 1 orphaned match in main" in tree.text
     assert "exited with SIGKILL; restarting" in tree.text
 
@@ -84,9 +84,9 @@ def test_a_worker_killed_mid_match_takes_its_bots_along_and_the_match_is_rerun_o
 def _slow_ladder(redis: redis_py.Redis) -> Arena:
     """Ladder ``main``: one match of 24 games between two active slow bots."""
     field = make_field(redis)
-    field.arena.create_ladder(field.admin, "main", games_per_pairing=24, games_per_match=24)
+    field.arena.ladders.create(field.admin, "main", games_per_pairing=24, games_per_match=24)
     for owner, tag in (("ann", "a"), ("bob", "b")):
-        field.arena.activate_version(field.submit(owner, "slow", slow_bot(tag, 0.004)))
+        field.arena.bots.activate(field.submit(owner, "slow", slow_bot(tag, 0.004)))
         field.join(owner, "slow", "main")
     return field.arena
 
@@ -95,7 +95,7 @@ def test_a_killed_work_horse_leaves_no_bot_source_on_disk_and_its_match_is_rerun
         redis: redis_py.Redis, trees: Trees) -> None:
     arena = _slow_ladder(redis)
     tree = trees(workers=1)
-    (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
+    (match,) = wait_for(lambda: arena.matches.of_ladder("main"), 20, "the match")
     holder = wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "a lease")
     worker = int(holder.decode().rsplit("-", 2)[1])
     horse = wait_for(lambda: [p for p in children_of(worker) if parent(p) == worker], 10,
@@ -111,7 +111,7 @@ def test_a_killed_work_horse_leaves_no_bot_source_on_disk_and_its_match_is_rerun
              "the killed horse's folder (both bots' sources) to be removed")
     assert alive(worker), "the worker survives its horse"
     wait_ladder_done(arena, "main", timeout=90)
-    assert [e.match for e in arena.recent_matches("main")] == [match.id]
+    assert [e.match for e in arena.ladders.recent_matches("main")] == [match.id]
     assert f"removed the match folder(s) of work horse {horse}" in tree.text
 
 
@@ -133,7 +133,7 @@ def test_ctrl_c_stops_every_process_and_an_interrupted_match_is_rerun_later(
         redis: redis_py.Redis, trees: Trees) -> None:
     arena = _slow_ladder(redis)
     tree = trees("--grace", "0.5", workers=1)
-    (match,) = wait_for(lambda: arena.list_matches("main"), 20, "the match")
+    (match,) = wait_for(lambda: arena.matches.of_ladder("main"), 20, "the match")
     wait_for(lambda: redis.get(lease_key("tacocat:", match.id)), 20, "the match to start")
     family = wait_for(lambda: [p for p in children_of(tree.proc.pid)
                                if "tacocat.sdk.host" in cmdline(p)]
@@ -144,19 +144,19 @@ def test_ctrl_c_stops_every_process_and_an_interrupted_match_is_rerun_later(
     assert tree.proc.wait(20) == 0
     assert not [p for p in family if alive(p)]
     assert "SIGINT: shutting down" in tree.text
-    assert arena.get_match(match.id).status is MatchStatus.SCHEDULED  # cut short
+    assert arena.matches.get(match.id).status is MatchStatus.SCHEDULED  # cut short
     trees(workers=1)  # the next worker (here, after a restart) plays it again
     wait_ladder_done(arena, "main", timeout=90)
-    assert [e.match for e in arena.recent_matches("main")] == [match.id]
+    assert [e.match for e in arena.ladders.recent_matches("main")] == [match.id]
 
 
 def test_the_same_match_played_twice_at_once_is_recorded_once(
         redis: redis_py.Redis, trees: Trees) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=16, games_per_match=16)
+    arena.ladders.create(field.admin, "main", games_per_pairing=16, games_per_match=16)
     for owner, tag in (("ann", "a"), ("bob", "b")):
-        arena.activate_version(field.submit(owner, "slow", slow_bot(tag, 0.002)))
+        arena.bots.activate(field.submit(owner, "slow", slow_bot(tag, 0.002)))
         field.join(owner, "slow", "main")
     queue = MatchQueue(redis)
     jobs: list[str] = []
@@ -167,7 +167,7 @@ def test_the_same_match_played_twice_at_once_is_recorded_once(
         queue.matches.enqueue_call(MATCH_JOB, args=(match_id,), job_id="again")
         jobs.extend([match_job_id(match_id), "again"])
 
-    (match,) = arena.schedule("main", twice)
+    (match,) = arena.matches.schedule("main", twice)
     trees("--no-dispatch", workers=2)
 
     def finished() -> list[Job] | None:
@@ -180,8 +180,8 @@ def test_the_same_match_played_twice_at_once_is_recorded_once(
     assert outcomes == ["duplicate", "recorded"]
     first, second = sorted(runs, key=lambda j: j.started_at)
     assert second.started_at < first.ended_at, "the two runs did not overlap"
-    assert [e.match for e in arena.recent_matches("main")] == [match.id]
-    assert arena.ladder_status("main").games_played == 16
+    assert [e.match for e in arena.ladders.recent_matches("main")] == [match.id]
+    assert arena.ladders.status("main").games_played == 16
     assert worker_stats(redis)["duplicates"] == 1
 
 
@@ -216,11 +216,11 @@ def test_a_run_refused_as_a_late_duplicate_changes_no_failure_count_and_no_bot_s
         redis: redis_py.Redis, trees: Trees) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=16, games_per_match=16)
+    arena.ladders.create(field.admin, "main", games_per_pairing=16, games_per_match=16)
     ann = field.submit("ann", "slow", slow_bot("a", 0.01))
     bob = field.submit("bob", "crashy", _crashes_late("b"))
     for owner, bot, version in (("ann", "slow", ann), ("bob", "crashy", bob)):
-        arena.activate_version(version)
+        arena.bots.activate(version)
         field.join(owner, bot, "main")
     queue = MatchQueue(redis)
 
@@ -228,7 +228,7 @@ def test_a_run_refused_as_a_late_duplicate_changes_no_failure_count_and_no_bot_s
         queue.enqueue_match(match_id)
         queue.matches.enqueue_call(MATCH_JOB, args=(match_id,), job_id="again")
 
-    (match,) = arena.schedule("main", twice)
+    (match,) = arena.matches.schedule("main", twice)
     trees("--no-dispatch", "--max-strikes", "1", "--batch", "1", workers=2)
 
     def finished() -> list[Job] | None:
@@ -249,7 +249,7 @@ def test_a_run_refused_as_a_late_duplicate_changes_no_failure_count_and_no_bot_s
     assert stats["duplicates"] == 1
     assert stats["failures:crash"] == 1
     assert stats["gave_up"] == 1
-    standing = arena.leaderboard("main").standing(bob)
+    standing = arena.ladders.leaderboard("main").standing(bob)
     assert standing is not None and standing.forfeits == {"crash": 8}, standing
 
 
@@ -287,7 +287,7 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
     assert "did not start" in reasons[rejected["import"]]
 
     # Hostile only against one opponent: they pass the smoke test and turn in the ladder.
-    arena.create_ladder(field.admin, "main", games_per_pairing=8, games_per_match=8,
+    arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=8,
                         decision_seconds=0.5)
     good = field.submit("tess", "good", good_bot("good"))
     field.join("tess", "good", "main")
@@ -299,9 +299,9 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
         [good, *hostile.values()], "")
     wait_ladder_done(arena, "main", timeout=120)
 
-    board = arena.leaderboard("main")
+    board = arena.ladders.leaderboard("main")
     for kind, version in hostile.items():
-        (match,) = [m for m in arena.list_matches("main", count=100)
+        (match,) = [m for m in arena.matches.of_ladder("main", count=100)
                     if {m.a, m.b} == {good, version}]
         assert match.result is not None
         side = "a" if match.a == version else "b"
@@ -311,8 +311,8 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
         standing = board.standing(version)
         assert standing is not None
         assert standing.forfeits == {MATCH_FAULTS[kind].value: 8}, (kind, standing)
-    details = [r.result.detail for m in arena.list_matches("main", count=100)
-               if good in (m.a, m.b) for r in arena.match_replays(m.id)]
+    details = [r.result.detail for m in arena.matches.of_ladder("main", count=100)
+               if good in (m.a, m.b) for r in arena.matches.replays(m.id)]
     assert any("gave up after 2 faults in a row" in d for d in details)
     assert any("the bot raised an exception" in d for d in details)
     assert not any("MemoryError" in d for d in details)  # its class: its owner's log only

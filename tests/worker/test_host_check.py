@@ -89,7 +89,7 @@ def test_a_worker_without_a_sandbox_plays_only_its_owners_bots_and_says_so(
     user = field.submit("ann", "theirs", good_bot("theirs"))
     assert wait_decided(field.arena, [house]) == {house: ""}
     time.sleep(3)
-    version = field.arena.get_version(user)
+    version = field.arena.bots.version(user)
     assert version.status is VersionStatus.PENDING, version
     assert "not started: this worker cannot sandbox submitted bots" in tree.text
     assert tree.stop() == 0

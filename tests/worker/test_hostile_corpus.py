@@ -147,10 +147,10 @@ def _hostile_source(name: str, values: dict[str, str]) -> bytes:
 
 
 def _play(field: ArenaField, ladder: str, versions: list[str]) -> None:
-    field.arena.create_ladder(field.admin, ladder, games_per_pairing=2, games_per_match=2,
+    field.arena.ladders.create(field.admin, ladder, games_per_pairing=2, games_per_match=2,
                               decision_seconds=0.5)
     for version in versions:
-        found = field.arena.get_version(version)
+        found = field.arena.bots.version(version)
         field.join(found.bot.split("/", 1)[0], found.bot.split("/", 1)[1], ladder)
 
 
@@ -181,12 +181,12 @@ def test_the_hostile_corpus_is_contained_by_the_real_worker_path(
     }
 
     good = field.submit("tess", "good", good_bot("good"))
-    arena.activate_version(good)
+    arena.bots.activate(good)
     hostile: dict[str, str] = {}
     for name in CORPUS:
         hostile[name] = field.submit("mal", name.replace("_", "-"),
                                      _hostile_source(name, values))
-        arena.activate_version(hostile[name])
+        arena.bots.activate(hostile[name])
     started = time.monotonic()
     for name, version in hostile.items():
         _play(field, f"h-{name.replace('_', '-')}", [good, version])
@@ -198,13 +198,13 @@ def test_the_hostile_corpus_is_contained_by_the_real_worker_path(
     summary: list[str] = []
     for name, version in hostile.items():
         fault, detail = CORPUS[name]
-        (match,) = arena.list_matches(f"h-{name.replace('_', '-')}", count=10)
+        (match,) = arena.matches.of_ladder(f"h-{name.replace('_', '-')}", count=10)
         assert match.result is not None
         side = "a" if match.a == version else "b"
-        replays = arena.match_replays(match.id)
+        replays = arena.matches.replays(match.id)
         details = [r.result.detail for r in replays]
         # What the bot says (ESCAPED/blocked) reaches its owner's log only, never the record.
-        (log,) = arena.match_logs(arena.get_user("mal"), match.id)
+        (log,) = arena.matches.logs(arena.users.get("mal"), match.id)
         said = log.text
         faults = [g.fault.value if g.fault else None for g in match.result.games]
         summary.append(f"{name}: {faults} {details[0][:400]!r}")
@@ -231,13 +231,13 @@ def test_the_hostile_corpus_is_contained_by_the_real_worker_path(
 
     # The worker and the healthy bot are unaffected: the same workers play a normal match.
     other = field.submit("una", "good", good_bot("other"))
-    arena.activate_version(other)
+    arena.bots.activate(other)
     _play(field, "after", [good, other])
     wait_ladder_done(arena, "after", timeout=60)
-    (after,) = arena.list_matches("after", count=10)
+    (after,) = arena.matches.of_ladder("after", count=10)
     assert after.result is not None
     assert all(g.reason is not Reason.FORFEIT for g in after.result.games), after.result
-    board = {name: arena.leaderboard(f"h-{name.replace('_', '-')}").standing(good)
+    board = {name: arena.ladders.leaderboard(f"h-{name.replace('_', '-')}").standing(good)
              for name in CORPUS}
     assert all(s is not None and not s.forfeits and s.wins == 2 for s in board.values()), board
     assert sorted(tree.worker_pids()) == workers

@@ -71,15 +71,15 @@ def test_a_match_job_plays_the_matchs_seeds_and_seats_and_records_it_once(
         redis: redis_py.Redis) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=6, games_per_match=6)
+    arena.ladders.create(field.admin, "main", games_per_pairing=6, games_per_match=6)
     versions = [field.submit("ann", "greedy", good_bot("g", "GreedyBot")),
                 field.submit("bob", "random", good_bot("r", "RandomBot"))]
     for version in versions:
-        arena.activate_version(version)
+        arena.bots.activate(version)
     field.join("ann", "greedy", "main")
     field.join("bob", "random", "main")
     queued: list[str] = []
-    (match,) = arena.schedule("main", queued.append)
+    (match,) = arena.matches.schedule("main", queued.append)
 
     report = run_match(arena, None, match.id, CONTEXT)
 
@@ -89,11 +89,11 @@ def test_a_match_job_plays_the_matchs_seeds_and_seats_and_records_it_once(
     bots = {versions[0]: GreedyBot, versions[1]: RandomBot}
     expected = [g.record for g in play_in_process(bots[match.a], bots[match.b], match.schedule(),
                                                   names=(match.a, match.b)).games]
-    assert [r.dumps() for r in arena.match_replays(match.id)] == [r.dumps() for r in expected]
-    assert arena.get_match(match.id).status is MatchStatus.RECORDED
+    assert [r.dumps() for r in arena.matches.replays(match.id)] == [r.dumps() for r in expected]
+    assert arena.matches.get(match.id).status is MatchStatus.RECORDED
     again = run_match(arena, None, match.id, CONTEXT)
     assert again.outcome == "skipped" and "recorded" in again.detail
-    assert arena.ladder_status("main").matches_recorded == 1
+    assert arena.ladders.status("main").matches_recorded == 1
 
 
 def test_unknown_matches_are_skipped(redis: redis_py.Redis) -> None:
@@ -151,7 +151,7 @@ def test_smoke_tests_activate_good_bots_and_reject_broken_ones_with_a_reason(
     assert run_smoke_test(field.arena, good, CONTEXT).outcome == "activated"
     report = run_smoke_test(field.arena, dead, CONTEXT)
     assert report.outcome == "rejected" and "did not start" in report.reason
-    assert "its process exited" in field.arena.get_version(dead).reason
+    assert "its process exited" in field.arena.bots.version(dead).reason
     report = run_smoke_test(field.arena, illegal, CONTEXT)
     assert report.outcome == "rejected" and "illegal_action" in report.reason
     assert "house:random" in report.reason
@@ -301,21 +301,21 @@ def test_watchers_get_every_game_in_few_sends_and_the_replays_are_the_same_lines
         redis: redis_py.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=20, games_per_match=20)
+    arena.ladders.create(field.admin, "main", games_per_pairing=20, games_per_match=20)
     for user, name, cls in (("ann", "greedy", "GreedyBot"), ("bob", "random", "RandomBot")):
-        arena.activate_version(field.submit(user, name, good_bot(name[0], cls)))
+        arena.bots.activate(field.submit(user, name, good_bot(name[0], cls)))
         field.join(user, name, "main")
     queued: list[str] = []
-    (match,) = arena.schedule("main", queued.append)
+    (match,) = arena.matches.schedule("main", queued.append)
     sends: list[tuple[int, int]] = []  # (lines in the send, games the live copy then shows)
-    add_live_games = arena.add_live_games
+    add_live_games = arena.live.add_games
 
     def watched_send(live_match: Any, lines: Sequence[str]) -> None:
         add_live_games(live_match, lines)  # the real thing, into the real Redis
-        shown = arena.live_match(live_match.id)[1]
+        shown = arena.live.match(live_match.id)[1]
         assert shown is not None
         sends.append((len(lines), shown.games))
-        assert len(arena.live_games(live_match)) == shown.games
+        assert len(arena.live.games(live_match)) == shown.games
 
     monkeypatch.setattr(arena, "add_live_games", watched_send)
     ticks = [0]
@@ -337,8 +337,8 @@ def test_watchers_get_every_game_in_few_sends_and_the_replays_are_the_same_lines
     assert [shown for _, shown in sends] == list(accumulate(n for n, _ in sends))
     assert sends[0][0] == 1  # the first game goes out at once
     assert len(sends) < 20
-    assert arena.live_match(match.id)[1] is None  # gone once the match is recorded
-    assert len(arena.match_replays(match.id)) == 20
+    assert arena.live.match(match.id)[1] is None  # gone once the match is recorded
+    assert len(arena.matches.replays(match.id)) == 20
 
 
 def test_the_live_feed_sends_at_most_every_quarter_second_and_the_rest_on_flush() -> None:

@@ -50,27 +50,27 @@ def test_javascript_and_c_bots_are_built_once_smoke_tested_and_play_a_match(
     field = make_field(redis)
     arena = field.arena
     user = field.user("ann")
-    js = arena.submit_bot(user, "js", "js.zip", starter_zip(tmp_path / "js", "javascript")).id
-    c = arena.submit_bot(user, "c", "c.zip", starter_zip(tmp_path / "c", "c")).id
+    js = arena.bots.submit(user, "js", "js.zip", starter_zip(tmp_path / "js", "javascript")).id
+    c = arena.bots.submit(user, "c", "c.zip", starter_zip(tmp_path / "c", "c")).id
     for version in (js, c):
         report = run_smoke_test(arena, version, CONTEXT)
         assert report.outcome == "activated", report.reason
-    assert arena.version_build(js) is None  # nothing to build
-    built = arena.version_build(c)
+    assert arena.bots.build(js) is None  # nothing to build
+    built = arena.bots.build(c)
     assert built is not None and b"./bot" in built  # the tar holds the binary
-    assert arena.build_log(user, c) == b""  # cc said nothing
+    assert arena.bots.build_log(user, c) == b""  # cc said nothing
     with pytest.raises(Exception, match="owner"):
-        arena.build_log(field.user("bob"), c)
-    arena.create_ladder(field.admin, "main", games_per_pairing=8, games_per_match=8)
+        arena.bots.build_log(field.user("bob"), c)
+    arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=8)
     field.join("ann", "js", "main")
     field.join("ann", "c", "main")
-    arena.schedule("main", lambda match_id: None)
-    [match] = arena.list_matches("main")
+    arena.matches.schedule("main", lambda match_id: None)
+    [match] = arena.matches.of_ladder("main")
     report = run_match(arena, None, match.id, CONTEXT)
     assert report.outcome == "recorded" and report.games == 8, report
     assert not report.forfeits["a"] and not report.forfeits["b"], report.forfeits
-    assert arena.get_match(match.id).status is MatchStatus.RECORDED
-    board = arena.leaderboard("main")
+    assert arena.matches.get(match.id).status is MatchStatus.RECORDED
+    board = arena.ladders.leaderboard("main")
     rated = {s.version: s for s in board.standings}
     assert set(rated) == {js, c}
     assert all(s.rating is not None and s.games == 8 for s in rated.values()), rated
@@ -81,14 +81,14 @@ def test_a_failed_build_rejects_the_version_and_keeps_only_its_log(
     field = make_field(redis)
     user = field.user("ann")
     broken = starter_zip(tmp_path, "c", **{"bot.c": "int main(void) { return nope; }\n"})
-    version = field.arena.submit_bot(user, "c", "c.zip", broken).id
+    version = field.arena.bots.submit(user, "c", "c.zip", broken).id
     report = run_smoke_test(field.arena, version, CONTEXT)
     assert report.outcome == "rejected"
     assert "the build failed: exit code 1" in report.reason
     assert "nope" not in report.reason  # the compiler's words are the owner's only
     assert f"tacocat bot build-log {version}" in report.reason
-    assert b"nope" in field.arena.build_log(user, version)
-    assert field.arena.version_build(version) is None
+    assert b"nope" in field.arena.bots.build_log(user, version)
+    assert field.arena.bots.build(version) is None
 
 
 def test_a_binary_for_another_machine_is_refused_by_name(
@@ -97,7 +97,7 @@ def test_a_binary_for_another_machine_is_refused_by_name(
     # An ELF header for aarch64 (e_machine 183), little-endian, 64-bit.
     elf = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack("<HH", 2, 183) + bytes(44)
     upload = zip_of({"bot.toml": b'command = ["./bot"]\n', "bot": elf})
-    version = field.arena.submit_bot(field.user("ann"), "arm", "arm.zip", upload).id
+    version = field.arena.bots.submit(field.user("ann"), "arm", "arm.zip", upload).id
     report = run_smoke_test(field.arena, version, CONTEXT)
     assert report.outcome == "rejected"
     assert "./bot is a binary for aarch64" in report.reason
@@ -116,16 +116,16 @@ def test_a_bad_manifest_is_refused_at_upload(redis: redis_py.Redis, manifest: by
                                              error: str) -> None:
     field = make_field(redis)
     with pytest.raises(SubmissionRejected, match=error.replace("(", r"\(")) as caught:
-        field.arena.submit_bot(field.user("ann"), "b", "b.zip",
+        field.arena.bots.submit(field.user("ann"), "b", "b.zip",
                                zip_of({"bot.toml": manifest, "bot.c": b"int main;"}))
     assert caught.value.problem == "bad_manifest"
-    assert not field.arena.list_bots()  # nothing stored
+    assert not field.arena.bots.all()  # nothing stored
 
 
 def test_a_zip_with_neither_bot_py_nor_a_manifest_says_both(redis: redis_py.Redis) -> None:
     field = make_field(redis)
     with pytest.raises(SubmissionRejected, match=r"neither bot\.py nor bot\.toml"):
-        field.arena.submit_bot(field.user("ann"), "b", "b.zip", zip_of({"bot.js": b"1"}))
+        field.arena.bots.submit(field.user("ann"), "b", "b.zip", zip_of({"bot.js": b"1"}))
     # ... and a Python upload is what it was.
     assert field.submit("ann", "py", good_bot("py"))
 
@@ -156,7 +156,7 @@ def test_the_workers_build_limit_rejects_a_version_whose_build_runs_on(
     field = make_field(redis)
     slow = starter_zip(tmp_path, "c", **{"bot.toml": 'language = "c"\n'
                                                      'build = ["sh", "-c", "sleep 30"]\n'})
-    version = field.arena.submit_bot(field.user("ann"), "c", "c.zip", slow).id
+    version = field.arena.bots.submit(field.user("ann"), "c", "c.zip", slow).id
     report = run_smoke_test(field.arena, version, context)
     assert report.outcome == "rejected"
     assert report.reason.startswith("the build took more than 2 s"), report.reason

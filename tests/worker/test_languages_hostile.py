@@ -160,7 +160,7 @@ def test_a_submitted_c_bot_that_fork_bombs_forfeits_and_the_worker_carries_on(
     settings = WorkerSettings(smoke_decision_seconds=0.5, lease=3, sandbox=SANDBOX)
     context = JobContext(settings, Launcher(settings.sandbox_policy(), sandbox=SANDBOX), "t")
     field = make_field(redis)
-    version = field.arena.submit_bot(field.user("eve"), "bomber", "b.zip",
+    version = field.arena.bots.submit(field.user("eve"), "bomber", "b.zip",
                                      buffer.getvalue()).id
     report = run_smoke_test(field.arena, version, context)
     assert report.outcome == "rejected", report

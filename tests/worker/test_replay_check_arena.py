@@ -31,7 +31,7 @@ def test_replay_check_reproduces_an_arena_match(redis: redis_py.Redis, trees: Tr
                                                 tmp_path: Path) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=6, games_per_match=6)
+    arena.ladders.create(field.admin, "main", games_per_pairing=6, games_per_match=6)
     versions = [field.submit("ann", "seeded", SEEDED), field.submit("bob", "greedy",
                                                                    good_bot("g"))]
     trees(workers=1)
@@ -39,8 +39,8 @@ def test_replay_check_reproduces_an_arena_match(redis: redis_py.Redis, trees: Tr
     field.join("bob", "greedy", "main")
     assert wait_decided(arena, versions) == dict.fromkeys(versions, "")
     wait_ladder_done(arena, "main")
-    (entry,) = arena.recent_matches("main")
-    (tmp_path / "match.jsonl.gz").write_bytes(arena.match_replays_blob(entry.match))
+    (entry,) = arena.ladders.recent_matches("main")
+    (tmp_path / "match.jsonl.gz").write_bytes(arena.matches.replays_blob(entry.match))
     (tmp_path / "seeded.py").write_bytes(SEEDED)
 
     done = tacocat("replay", "check", "match.jsonl.gz", "--bot", "seeded.py", cwd=tmp_path)

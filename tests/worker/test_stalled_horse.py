@@ -42,10 +42,10 @@ def test_a_stopped_horse_is_killed_and_its_match_runs_again(redis: redis_py.Redi
                                                              tmp_path: Path) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=8, games_per_match=8,
+    arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=8,
                         decision_seconds=0.5, batch=1)
     for owner in ("ann", "bob"):  # ~38 decisions of 10 ms a game: a match of seconds
-        arena.activate_version(field.submit(owner, "slow", slow_bot(owner, 0.01)))
+        arena.bots.activate(field.submit(owner, "slow", slow_bot(owner, 0.01)))
         field.join(owner, "slow", "main")
     queue = MatchQueue(redis, match_timeout=MatchTimeouts(arena, SETTINGS))
     dispatcher = Dispatcher(arena, queue, wait=0.2, lock_ttl=2.0, grace=0.5)
@@ -56,7 +56,7 @@ def test_a_stopped_horse_is_killed_and_its_match_runs_again(redis: redis_py.Redi
     stopped: int | None = None
     try:
         dispatcher.step()  # schedules and enqueues the match
-        (match_id,) = [m.id for m in arena.list_matches("main")]
+        (match_id,) = [m.id for m in arena.matches.of_ladder("main")]
         wait_for(lambda: redis.get(lease_key("tacocat:", match_id)), 30, "the match to start")
         stopped = wait_for(lambda: _horse(worker.pid), 10, "the work horse")
         time.sleep(0.5)  # mid-match
@@ -65,7 +65,7 @@ def test_a_stopped_horse_is_killed_and_its_match_runs_again(redis: redis_py.Redi
 
         def recorded() -> bool:
             dispatcher.step()
-            return arena.get_match(match_id).status is MatchStatus.RECORDED
+            return arena.matches.get(match_id).status is MatchStatus.RECORDED
 
         wait_for(recorded, 120, "the match to be recorded after the stall")
         took = time.monotonic() - paused
@@ -79,7 +79,7 @@ def test_a_stopped_horse_is_killed_and_its_match_runs_again(redis: redis_py.Redi
         failures = redis.hgetall(failures_key("tacocat:", match_id))
         assert failures.get(b"stalled") == b"1", failures
         assert b"no progress for" in failures[b"last:stalled"]
-        assert arena.ladder_status("main").matches_recorded == 1
+        assert arena.ladders.status("main").matches_recorded == 1
         assert worker.poll() is None  # the worker lived on and played it again
     finally:
         if stopped is not None and alive(stopped):

@@ -44,7 +44,7 @@ def test_a_test_reaches_its_verdict_on_the_workers_and_leaves_the_ladder_alone(
     field = make_field(redis)
     arena = field.arena
     trials = Trials(arena)
-    arena.create_ladder(field.admin, "main", games_per_pairing=4, games_per_match=2,
+    arena.ladders.create(field.admin, "main", games_per_pairing=4, games_per_match=2,
                         decision_seconds=1.0)
     trees(workers=2)
     base = field.submit("bob", "rando", good_bot("rando", "RandomBot"))
@@ -53,7 +53,7 @@ def test_a_test_reaches_its_verdict_on_the_workers_and_leaves_the_ladder_alone(
     field.join("alice", "greedy", "main")
     assert wait_decided(arena, [base, mine]) == {base: "", mine: ""}
     wait_ladder_done(arena, "main")
-    board = arena.leaderboard("main")
+    board = arena.ladders.leaderboard("main")
     before = settled_ladder_state(redis, "main")
 
     # A new upload of another of alice's bots: the test waits for its smoke game.
@@ -78,7 +78,7 @@ def test_a_test_reaches_its_verdict_on_the_workers_and_leaves_the_ladder_alone(
 
     # The ladder: not one key changed, the same standings.
     assert ladder_state(redis, "main") == before
-    assert arena.leaderboard("main") == board
+    assert arena.ladders.leaderboard("main") == board
 
 
 def test_a_cancelled_test_stops_scheduling_and_only_its_owner_may_cancel(

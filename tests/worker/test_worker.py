@@ -25,7 +25,7 @@ def test_a_full_round_robin_is_recorded_exactly_once_with_consistent_standings(
         redis: redis_py.Redis, trees: Trees) -> None:
     field = make_field(redis)
     arena = field.arena
-    arena.create_ladder(field.admin, "main", games_per_pairing=8, games_per_match=4,
+    arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=4,
                         decision_seconds=1.0)
     first = trees(workers=2)
     second = trees("--pin", "none", workers=1)  # a second machine, as far as Redis knows
@@ -38,20 +38,20 @@ def test_a_full_round_robin_is_recorded_exactly_once_with_consistent_standings(
 
     wait_ladder_done(arena, "main")
 
-    status = arena.ladder_status("main")
+    status = arena.ladders.status("main")
     assert status.matches_scheduled == status.matches_recorded == 12  # 6 pairs x 2 rounds
     assert status.games_played == 48
-    log = arena.recent_matches("main", count=100)
+    log = arena.ladders.recent_matches("main", count=100)
     assert sorted(e.seq for e in log) == list(range(1, 13))
     assert len({e.match for e in log}) == 12 == len(recorded(arena, "main"))
-    board = arena.leaderboard("main")
+    board = arena.ladders.leaderboard("main")
     assert {s.version for s in board.standings} == set(versions)
     for standing in board.standings:
         assert standing.games == 24 and standing.matches == 6
         assert standing.wins + standing.ties + standing.losses + standing.aborted == 24
         assert not standing.forfeits
     assert sum(s.wins for s in board.standings) == sum(s.losses for s in board.standings)
-    replay = arena.recompute_ratings("main")
+    replay = arena.ladders.recompute_ratings("main")
     assert replay.version == 12 and replay.consistent
     # A job adds its figures to the worker counters just after recording its match.
     deadline = time.monotonic() + 20

@@ -141,28 +141,29 @@ class ArenaField:
 
     def user(self, name: str) -> User:
         if name not in self.users:
-            self.arena.create_user(self.admin, name)
-            self.users[name] = self.arena.authenticate(self.arena.create_token(self.admin, name))
+            self.arena.users.create(self.admin, name)
+            token = self.arena.users.create_token(self.admin, name)
+            self.users[name] = self.arena.users.authenticate(token)
         return self.users[name]
 
     def submit(self, owner: str, bot: str, data: bytes) -> str:
-        return self.arena.submit_bot(self.user(owner), bot, "bot.py", data).id
+        return self.arena.bots.submit(self.user(owner), bot, "bot.py", data).id
 
     def join(self, owner: str, bot: str, ladder: str) -> None:
-        self.arena.join_ladder(self.user(owner), bot, ladder)
+        self.arena.ladders.join(self.user(owner), bot, ladder)
 
 
 def make_field(redis: redis_py.Redis) -> ArenaField:
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    return ArenaField(arena, arena.authenticate(token))
+    return ArenaField(arena, arena.users.authenticate(token))
 
 
 def wait_decided(arena: Arena, versions: list[str], timeout: float = 60) -> dict[str, str]:
     """Wait until every version is active or rejected; version -> reason ('' if active)."""
     def decided() -> dict[str, str] | None:
-        found = {v: arena.get_version(v) for v in versions}
+        found = {v: arena.bots.version(v) for v in versions}
         if any(v.status is VersionStatus.PENDING for v in found.values()):
             return None
         return {k: (v.reason if v.status is VersionStatus.REJECTED else "")
@@ -173,14 +174,14 @@ def wait_decided(arena: Arena, versions: list[str], timeout: float = 60) -> dict
 
 def wait_ladder_done(arena: Arena, ladder: str, timeout: float = 90) -> None:
     def done() -> bool:
-        status = arena.ladder_status(ladder)
+        status = arena.ladders.status(ladder)
         return status.matches_scheduled > 0 and status.matches_pending == 0 \
             and status.games_played >= status.games_target
     wait_for(done, timeout, f"ladder {ladder} to finish", interval=0.1)
 
 
 def recorded(arena: Arena, ladder: str) -> list[str]:
-    return [m.id for m in arena.list_matches(ladder, status=MatchStatus.RECORDED, count=1000)]
+    return [m.id for m in arena.matches.of_ladder(ladder, status=MatchStatus.RECORDED, count=1000)]
 
 
 # -- processes ---------------------------------------------------------------------------------

@@ -253,8 +253,8 @@ class _Bench:
         (their uploads, loaded here), the same match loop without processes or sandbox."""
         from tacocat.referee import play_in_process  # noqa: PLC0415
 
-        matches = self.arena.list_matches("bench", count=10_000)
-        classes = {self.arena.get_version(v).id: _bot_class(BOTS[self.arena.get_version(v)
+        matches = self.arena.matches.of_ladder("bench", count=10_000)
+        classes = {self.arena.bots.version(v).id: _bot_class(BOTS[self.arena.bots.version(v)
                                                                 .bot.split("/", 1)[1]])
                    for m in matches for v in (m.a, m.b)}
         affinity = os.sched_getaffinity(0)
@@ -270,7 +270,7 @@ class _Bench:
         finally:
             os.sched_setaffinity(0, affinity)
         for match, done in zip(matches, played, strict=True):
-            recorded = [r.dumps() for r in self.arena.match_replays(match.id)]
+            recorded = [r.dumps() for r in self.arena.matches.replays(match.id)]
             same = same and recorded == [g.record.dumps() for g in done.games]
         games = sum(len(done.games) for done in played)
         _say(f"bench ladder: {games} games in {seconds:.1f} s in process "
@@ -281,11 +281,11 @@ class _Bench:
         """Submit every bot and wait until the workers' smoke tests activated them all."""
         from tacocat.arena import VersionStatus  # noqa: PLC0415
 
-        versions = [self.arena.submit_bot(self.admin, name, "bot.py", BOTS[name].encode()).id
+        versions = [self.arena.bots.submit(self.admin, name, "bot.py", BOTS[name].encode()).id
                     for name in self.names]
         deadline = time.monotonic() + 120
         while True:
-            states = [self.arena.get_version(v) for v in versions]
+            states = [self.arena.bots.version(v) for v in versions]
             bad = [v for v in states if v.status is VersionStatus.REJECTED]
             if bad:
                 raise SystemExit(f"bench ladder: {bad[0].id} was rejected: {bad[0].reason}")
@@ -300,7 +300,7 @@ class _Bench:
         from tacocat.worker import worker_stats  # noqa: PLC0415
 
         ladder = "bench"
-        self.arena.create_ladder(self.admin, ladder, games_per_pairing=self.args.games_per_pairing,
+        self.arena.ladders.create(self.admin, ladder, games_per_pairing=self.args.games_per_pairing,
                                  games_per_match=self.games_per_match,
                                  decision_seconds=self.args.decision_seconds)
         self.redis.hset(self.arena.keys.ladder(ladder), "secret", SECRET)
@@ -308,7 +308,7 @@ class _Bench:
         before = worker_stats(self.redis)
         started = time.perf_counter()
         for name in self.names:
-            self.arena.join_ladder(self.admin, name, ladder)
+            self.arena.ladders.join(self.admin, name, ladder)
         counters = self.arena.keys.counters(ladder)
         shown = 0.0
         while True:
@@ -339,9 +339,9 @@ class _Bench:
 
     def _fresh_arena(self) -> User:
         self.redis.flushall()
-        token = self.arena.bootstrap_admin()
+        token = self.arena.users.bootstrap_admin()
         assert token is not None
-        return self.arena.authenticate(token)
+        return self.arena.users.authenticate(token)
 
     # -- the worker pool -----------------------------------------------------------------------
 

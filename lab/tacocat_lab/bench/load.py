@@ -91,19 +91,19 @@ def run_load(redis_url: str, *, clients: int, seconds: float, procs: int = 0,
 
     redis = redis_py.Redis.from_url(redis_url)
     arena = Arena(redis)
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     if token is None:
         raise SystemExit("tacocat bench load: the Redis is not empty (an admin exists)")
-    admin = arena.authenticate(token)
+    admin = arena.users.authenticate(token)
     # About as long as the window on 2 workers under load, bounded all the same.
-    arena.create_ladder(admin, LADDER, games_per_pairing=20 * max(2, round(seconds / 15)),
+    arena.ladders.create(admin, LADDER, games_per_pairing=20 * max(2, round(seconds / 15)),
                         games_per_match=20, decision_seconds=2.0)
     for i in range(bots):
-        arena.create_user(admin, f"owner{i}")
-        user = arena.authenticate(arena.create_token(admin, f"owner{i}"))
-        version = arena.submit_bot(user, "bot", "bot.py", _bot_source(i))
-        arena.activate_version(version.id)
-        arena.join_ladder(user, "bot", LADDER)
+        arena.users.create(admin, f"owner{i}")
+        user = arena.users.authenticate(arena.users.create_token(admin, f"owner{i}"))
+        version = arena.bots.submit(user, "bot", "bot.py", _bot_source(i))
+        arena.bots.activate(version.id)
+        arena.ladders.join(user, "bot", LADDER)
 
     worker_cmd = [sys.executable, "-m", "tacocat.cli", "worker", "--redis-url", redis_url,
                   "--workers", str(workers), "--wait", "1"]
@@ -134,20 +134,20 @@ def run_load(redis_url: str, *, clients: int, seconds: float, procs: int = 0,
         clients_report = _run_clients(address, clients, procs or max(2, (clients + 31) // 32),
                                       seconds)
         load_seconds = time.monotonic() - started
-        status_at_end = arena.ladder_status(LADDER)
+        status_at_end = arena.ladders.status(LADDER)
 
         # The ladder, bounded, finishes on the workers; then every match is checked.
         deadline = time.monotonic() + ladder_timeout
         while time.monotonic() < deadline:
-            status = arena.ladder_status(LADDER)
+            status = arena.ladders.status(LADDER)
             if status.matches_scheduled and not status.matches_pending \
                     and status.games_played >= status.games_target:
                 break
             time.sleep(0.2)
-        status = arena.ladder_status(LADDER)
-        matches = arena.list_matches(LADDER, count=10_000)
+        status = arena.ladders.status(LADDER)
+        matches = arena.matches.of_ladder(LADDER, count=10_000)
         recorded = [m.id for m in matches if m.status is MatchStatus.RECORDED]
-        log = [e.match for e in arena.recent_matches(LADDER, count=10_000)]
+        log = [e.match for e in arena.ladders.recent_matches(LADDER, count=10_000)]
         stats = worker_stats(redis)
         serve_alive = serve.poll() is None
     finally:

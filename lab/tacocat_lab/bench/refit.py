@@ -86,16 +86,16 @@ def _full_ladder(arena: Arena, bots: int, rng: random.Random) -> list[str]:
     the second round's matches (scheduled, for the refits after one more result)."""
     from tacocat.arena.ratings import expected_score  # noqa: PLC0415
 
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None
-    admin = arena.authenticate(token)
-    arena.create_ladder(admin, LADDER, games_per_pairing=4, games_per_match=2)
+    admin = arena.users.authenticate(token)
+    arena.ladders.create(admin, LADDER, games_per_pairing=4, games_per_match=2)
     versions = []
     for i in range(bots):
-        version = arena.submit_bot(admin, f"bot{i:04d}", "bot.py",
+        version = arena.bots.submit(admin, f"bot{i:04d}", "bot.py",
                                    f"# {i}\nfrom tacocat.engine import Bot\n".encode())
-        arena.activate_version(version.id)
-        arena.join_ladder(admin, f"bot{i:04d}", LADDER)
+        arena.bots.activate(version.id)
+        arena.ladders.join(admin, f"bot{i:04d}", LADDER)
         versions.append(version.id)
     versions.sort()
     truth = [rng.gauss(0.0, 200.0) for _ in versions]
@@ -122,7 +122,7 @@ def _full_ladder(arena: Arena, bots: int, rng: random.Random) -> list[str]:
     redis.hset(keys.counters(LADDER), mapping={"results": matches, "games": 2 * matches,
                                                "created": matches})
     queue: list[str] = []
-    arena.schedule(LADDER, queue.append)
+    arena.matches.schedule(LADDER, queue.append)
     return queue
 
 
@@ -152,12 +152,12 @@ def _measure(arena: Arena, queue: list[str], repeat: int) -> dict[str, Any]:
     out: dict[str, Any] = {"refit_cold_s": _median(cold, repeat),
                            "refit_s": _median(warm, repeat, before=one_more)}
     counts = read_pair_counts(redis, keys, LADDER)
-    board = arena.leaderboard(LADDER)
+    board = arena.ladders.leaderboard(LADDER)
     start = {s.version: s.rating for s in board.standings if s.rating is not None}
     wins, losses, ties = (counts.column(c) for c in ("wins", "losses", "ties"))
     out["fit_s"] = _median(lambda: fit_arrays(counts.names, counts.i, counts.j, wins, losses,
                                               ties, start=start), repeat)
-    out["status_ms"] = round(1000 * _median(lambda: arena.ladder_status(LADDER), repeat), 1)
+    out["status_ms"] = round(1000 * _median(lambda: arena.ladders.status(LADDER), repeat), 1)
     static = Static()
     for name, view in (("ladder_page_ms", LadderView()),
                        ("ladder_page_last_ms", LadderView(page=10**5, block=10**5))):

@@ -218,10 +218,10 @@ class _Run:
     # -- setup ---------------------------------------------------------------------------------
 
     def _setup(self) -> User:
-        token = self.arena.bootstrap_admin()
+        token = self.arena.users.bootstrap_admin()
         assert token is not None
-        admin = self.arena.authenticate(token)
-        self.arena.create_ladder(admin, LADDER, games_per_pairing=self.args.games_per_pairing,
+        admin = self.arena.users.authenticate(token)
+        self.arena.ladders.create(admin, LADDER, games_per_pairing=self.args.games_per_pairing,
                                  games_per_match=self.args.games_per_match)
         # Fixed seed key: both orders deal the same matches (and so the same results).
         self.redis.hset(self.arena.keys.ladder(LADDER), "secret", SECRET)
@@ -233,9 +233,9 @@ class _Run:
 
     def _enter(self, admin: User, name: str) -> str:
         source = f"# {name}\nfrom tacocat.engine.bots import RandomBot as Bot\n".encode()
-        version = self.arena.submit_bot(admin, name, "bot.py", source)
-        self.arena.activate_version(version.id)
-        self.arena.join_ladder(admin, name, LADDER)
+        version = self.arena.bots.submit(admin, name, "bot.py", source)
+        self.arena.bots.activate(version.id)
+        self.arena.ladders.join(admin, name, LADDER)
         self.versions[version.id] = name
         with self.tally.lock:
             self.tally.seqs[version.id] = []
@@ -261,7 +261,7 @@ class _Run:
                 self.truth["entrant"] = self.entrant_truth
                 self.entrant_joined_at = recorded
             if self.queue.qsize() < depth // 2:
-                created = self.arena.schedule(LADDER, self.queue.put)
+                created = self.arena.matches.schedule(LADDER, self.queue.put)
                 if created:
                     self.schedule_rounds += 1
                     for match in created:
@@ -289,14 +289,14 @@ class _Run:
                 match_id = self.queue.get(timeout=0.05)
             except queue.Empty:
                 continue
-            match = self.arena.get_match(match_id)
+            match = self.arena.matches.get(match_id)
             if match.status is not MatchStatus.SCHEDULED:
                 continue
             result = self._result(match.id, self.versions[match.a], self.versions[match.b],
                                   match.games)
             refits: list[float] = []
             begun = time.perf_counter()
-            done = self.arena.record_match(match_id, result, on_refit=refits.append)
+            done = self.arena.matches.record(match_id, result, on_refit=refits.append)
             elapsed = time.perf_counter() - begun
             with self.tally.lock:
                 self.tally.record_seconds.append(elapsed - sum(refits))

@@ -160,7 +160,7 @@ def _stall(cluster: Cluster, ladder: Ladder, fault: str, seconds: float, say: Sa
              f"the stalled worker on {host.host} to finish its run")
     ladder.wait_done(timeout)
     stalled_won = [m for m in matches if any(
-        f"-{pid}-" in (ladder.arena.get_match(m).result.worker  # type: ignore[union-attr]
+        f"-{pid}-" in (ladder.arena.matches.get(m).result.worker  # type: ignore[union-attr]
                        ) for pid in rq)]
     counts = ladder.counts(fault)
     counts.injections = 1
@@ -229,7 +229,7 @@ def short_pause(cluster: Cluster, ladder: Ladder, say: Say, *, seconds: float = 
                          f"({cluster.settings.lease:g} s): ClusterSettings(lease=...)")
     host, matches = _busy_worker(cluster)
     # In the middle of the games (not while the bots start): a first game has ended.
-    wait_for(lambda: any((live := ladder.arena.live_match(m)[1]) is not None and live.games
+    wait_for(lambda: any((live := ladder.arena.live.match(m)[1]) is not None and live.games
                          for m in matches), 30, "a first game of the busy match")
     pause = _TreePause(parents_first=True)
     began = time.time()
@@ -244,7 +244,7 @@ def short_pause(cluster: Cluster, ladder: Ladder, say: Say, *, seconds: float = 
     counts.injections = 1
     counts.recovery_seconds = [recovered - began]
     forfeits = [f"{m.id} game {n + 1}: side {g.offender} {g.fault.value if g.fault else '?'}"
-                for m in ladder.arena.list_matches(LADDER, count=1000)
+                for m in ladder.arena.matches.of_ladder(LADDER, count=1000)
                 if m.result is not None
                 for n, g in enumerate(m.result.games) if g.offender is not None]
     counts.notes = {"host": host.host, "matches": matches, "pause_seconds": seconds,
@@ -300,7 +300,7 @@ def kill_redis(cluster: Cluster, ladder: Ladder, say: Say, *, kills: int = 1,
     counts.notes = {"acknowledged_lost": lost_acknowledged,
                     # "Live now" entries left once the ladder is done (a result recorded just
                     # before a kill must not stay "playing"): target none.
-                    "live_left": [m.id for m in ladder.arena.live_matches(LADDER)],
+                    "live_left": [m.id for m in ladder.arena.live.matches(LADDER)],
                     "appendfsync": cluster.settings.appendfsync,
                     "worker_restarts": sum(h.text.count("exited with")
                                            for h in cluster.workers.values())}

@@ -99,20 +99,21 @@ class Ladder:
     def start(self, *, timeout: float = 90) -> None:
         arena = self.arena
         # ``tacocat serve`` on the serve host made the admin already and saved its token.
-        token = arena.bootstrap_admin() or self.cluster.admin_token()
-        admin = arena.authenticate(token)
-        arena.create_ladder(admin, LADDER, games_per_pairing=self.spec.games_per_pairing,
+        token = arena.users.bootstrap_admin() or self.cluster.admin_token()
+        admin = arena.users.authenticate(token)
+        arena.ladders.create(admin, LADDER, games_per_pairing=self.spec.games_per_pairing,
                             games_per_match=self.spec.games_per_match, decision_seconds=2.0)
         users: list[User] = []
         for i in range(self.spec.bots):
-            arena.create_user(admin, f"u{i}")
-            self.tokens.append(arena.create_token(admin, f"u{i}"))
-            users.append(arena.authenticate(self.tokens[-1]))
-        versions = [arena.submit_bot(user, "bot", "bot.py", bot_source(f"b{i}", self.spec.delay)).id
+            arena.users.create(admin, f"u{i}")
+            self.tokens.append(arena.users.create_token(admin, f"u{i}"))
+            users.append(arena.users.authenticate(self.tokens[-1]))
+        versions = [arena.bots.submit(user, "bot", "bot.py",
+                                      bot_source(f"b{i}", self.spec.delay)).id
                     for i, user in enumerate(users)]
 
         def decided() -> bool:
-            states = [arena.get_version(v) for v in versions]
+            states = [arena.bots.version(v) for v in versions]
             rejected = [v for v in states if v.status is VersionStatus.REJECTED]
             if rejected:
                 raise ChaosError(f"{rejected[0].id} was rejected: {rejected[0].reason}")
@@ -120,19 +121,19 @@ class Ladder:
 
         if not self.spec.smoke:
             for version in versions:
-                arena.activate_version(version)
+                arena.bots.activate(version)
         wait_for(decided, timeout, "the smoke tests", interval=0.1)
         self.duplicates_before = worker_stats(self.cluster.redis).get("duplicates", 0.0)
         self.started = time.monotonic()
         for user in users:
-            arena.join_ladder(user, "bot", LADDER)
+            arena.ladders.join(user, "bot", LADDER)
 
     def recorded(self) -> int:
         return int(self.cluster.redis.hget(self.arena.keys.counters(LADDER), "results") or 0)
 
     def done(self) -> bool:
         return self.recorded() >= self.spec.matches and \
-            self.arena.ladder_status(LADDER).matches_pending == 0
+            self.arena.ladders.status(LADDER).matches_pending == 0
 
     def wait_done(self, timeout: float) -> None:
         try:
@@ -192,8 +193,8 @@ class Ladder:
         redis, keys, spec = self.cluster.redis, self.arena.keys, self.spec
         log = read_log(redis, keys, LADDER)
         distinct = {e.match for e in log}
-        status = self.arena.ladder_status(LADDER)
-        board = self.arena.leaderboard(LADDER)
+        status = self.arena.ladders.status(LADDER)
+        board = self.arena.ladders.leaderboard(LADDER)
         in_board = sum(s.games for s in board.standings) // 2
         recorded_flags = sum(
             1 for m in distinct if redis.hget(keys.match(LADDER, m), "status") == b"recorded")

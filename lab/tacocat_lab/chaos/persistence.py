@@ -46,14 +46,14 @@ def record_costs(folder: Path, bots: int = 12, games: int = 2) -> dict[str, floa
 
 
 def _record_all(arena: Arena, bots: int, games: int, wait: bool) -> list[float]:
-    token = arena.bootstrap_admin()
+    token = arena.users.bootstrap_admin()
     assert token is not None  # a fresh server
-    admin = arena.authenticate(token)
-    arena.create_ladder(admin, "cost", games_per_pairing=games, games_per_match=games)
+    admin = arena.users.authenticate(token)
+    arena.ladders.create(admin, "cost", games_per_pairing=games, games_per_match=games)
     for i in range(bots):
-        arena.activate_version(arena.submit_bot(admin, f"b{i}", "bot.py", _BOT).id)
-        arena.join_ladder(admin, f"b{i}", "cost")
-    matches = arena.schedule("cost", lambda _: None)
+        arena.bots.activate(arena.bots.submit(admin, f"b{i}", "bot.py", _BOT).id)
+        arena.ladders.join(admin, f"b{i}", "cost")
+    matches = arena.matches.schedule("cost", lambda _: None)
     seconds = []
     for match in matches:
         played = [g.record for g in play_in_process(RandomBot(1), RandomBot(2), match.schedule(),
