@@ -1,11 +1,11 @@
 """Live leaderboards for ``Arena.WatchLeaderboard``: one change feed per watched ladder.
 
 A :class:`LadderFeed` subscribes to the ladder's Redis pub/sub channel
-(``arena.ladders.events_channel``) in a thread of its own, and on every event (coalescing bursts for ``debounce`` seconds)
-re-reads the leaderboard and the ladder status once, however many clients watch. It keeps
-only the newest update: each watcher sends the newest one it has not sent, so a slow reader
-skips intermediate states instead of queueing them. A periodic re-read (``refresh``) covers
-events lost while the pub/sub connection was down.
+(``arena.ladders.events_channel``) in a thread of its own, and on every event (coalescing
+bursts for ``debounce`` seconds) re-reads the leaderboard and the ladder status once,
+however many clients watch. It keeps only the newest update: each watcher sends the newest
+one it has not sent, so a slow reader skips intermediate states instead of queueing them. A
+periodic re-read (``refresh``) covers events lost while the pub/sub connection was down.
 
 :class:`Feeds` starts a ladder's feed with its first watcher and stops it with its last.
 """
