@@ -16,7 +16,7 @@ def match_logs(arena: Arena, user: User, request: apb.GetMatchLogsRequest) -> ap
     out = apb.MatchLogs(match=request.id, logs=[_log_to_pb(log) for log in found])
     if request.link_seconds:
         out.link, out.link_expires_at = arena.matches.logs_link(user, request.id,
-                                                              request.link_seconds)
+                                                                request.link_seconds)
     return out
 
 

@@ -116,7 +116,7 @@ class Dispatcher:
             self._quiet_since = now
             due = None
         report = self.arena.matches.tick(self.queue.enqueue_match, ladders_due=due,
-                                 enqueue_smoke=self.queue.enqueue_smoke)
+                                         enqueue_smoke=self.queue.enqueue_smoke)
         Trials(self.arena).tick(self.queue.enqueue_match, job_alive=self.queue.job_alive,
                                 grace=self.grace)
         if self.clock() - self._swept >= self.wait:

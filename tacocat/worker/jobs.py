@@ -190,8 +190,8 @@ def run_match(arena: Arena, queue: MatchQueue | None, match_id: str,
                                       worker=ctx.worker, keep_replays=settings.keep_replays,
                                       lines=feed.lines)
     done = arena.matches.record(match.id, result,
-                              enqueue=queue.enqueue_match if queue is not None else None,
-                              on_refit=metrics.observe_refit if metrics is not None else None)
+                                enqueue=queue.enqueue_match if queue is not None else None,
+                                on_refit=metrics.observe_refit if metrics is not None else None)
     if done.recorded:  # a duplicate run's logs are not the recorded games'
         _watched(arena.matches.store_logs, match.id, dict(zip("ab", played.logs, strict=True)))
     _watched(arena.live.end, match)

@@ -81,7 +81,7 @@ class Field:
         versions = len(self.arena.bots.versions(f"{owner}/{name}")) if name in [
             b.name for b in self.arena.bots.all(owner)] else 0
         version = self.arena.bots.submit(self.users[owner], name, "bot.py",
-                                        bot_source(f"{owner}/{name}/{versions + 1}"))
+                                         bot_source(f"{owner}/{name}/{versions + 1}"))
         if activate:
             self.arena.bots.activate(version.id)
         self.factories[f"{owner}/{name}"] = HOUSE[kind]
@@ -99,7 +99,7 @@ class Field:
             limit -= 1
             match = self.arena.matches.get(self.queue.pop(0))
             if self.arena.matches.record(match.id, self.play(match),
-                                       enqueue=self.enqueue).recorded:
+                                         enqueue=self.enqueue).recorded:
                 recorded += 1
         return recorded
 
@@ -131,10 +131,10 @@ def stub_ladder(redis: redis_py.Redis, ladder: str, bots: int, *, games_per_pair
     field = make_field(redis)
     arena = field.arena
     arena.ladders.create(field.admin, ladder, games_per_pairing=games_per_pairing,
-                        games_per_match=games_per_match)
+                         games_per_match=games_per_match)
     for i in range(bots):
         version = arena.bots.submit(field.admin, f"bot{i:02d}", "bot.py",
-                                   f"# bot {i}\nfrom tacocat.engine import Bot\n".encode())
+                                    f"# bot {i}\nfrom tacocat.engine import Bot\n".encode())
         arena.bots.activate(version.id)
         arena.ladders.join(field.admin, f"bot{i:02d}", ladder)
     queue: list[str] = []

@@ -148,7 +148,7 @@ def test_bad_ladder_settings_are_refused(redis: redis_py.Redis, pairing: int, ma
     field = make_field(redis)
     with pytest.raises(InvalidArgument, match="games_per"):
         field.arena.ladders.create(field.admin, "main", games_per_pairing=pairing,
-                                  games_per_match=match)
+                                   games_per_match=match)
 
 
 def test_a_decoding_client_is_refused(redis_url: str) -> None:

@@ -31,7 +31,7 @@ def ladder(redis: redis_py.Redis, bots: int = 4, *, pairing: int = 20,
            per_match: int = 10) -> Field:
     field = make_field(redis)
     field.arena.ladders.create(field.admin, "main", games_per_pairing=pairing,
-                              games_per_match=per_match)
+                               games_per_match=per_match)
     kinds = ["greedy", "random", "random2", "passive"]
     for i in range(bots):
         owner = f"user{i}"

@@ -37,7 +37,7 @@ def play_some(field: Field, count: int) -> list[str]:
     for _ in range(count):
         match = field.arena.matches.get(field.queue.pop(0))
         assert field.arena.matches.record(match.id, field.play(match),
-                                        enqueue=field.enqueue).recorded
+                                          enqueue=field.enqueue).recorded
         done.append(match.id)
     return done
 

@@ -168,7 +168,7 @@ def test_versions_are_numbered_stored_and_decided_once(redis: redis_py.Redis) ->
     with pytest.raises(AlreadyExists, match="identical to alice/tacobot@1"):
         arena.bots.submit(alice, "tacobot", "other_name.py", bot_source("1"))
     second = arena.bots.submit(alice, "alice/tacobot", "bot.zip",
-                              make_zip({"bot.py": bot_source("2")}))
+                               make_zip({"bot.py": bot_source("2")}))
     assert second.number == 2 and second.kind == "zip"
     assert [v.id for v in arena.bots.pending()] == [first.id, second.id]
     assert arena.bots.get("alice/tacobot").current == 0

@@ -60,7 +60,7 @@ def test_metrics_equal_the_recorded_results_even_after_a_worker_was_killed_mid_m
     field = make_field(redis)
     arena = field.arena
     arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=8,
-                        decision_seconds=0.5)
+                         decision_seconds=0.5)
     versions = [field.submit("ann", "slow", slow_bot("a", 0.004)),
                 field.submit("bob", "slow", slow_bot("b", 0.004)),
                 # crashes in its first duel against ann: forfeits with reason "crash"

@@ -49,7 +49,7 @@ def make_ladder(redis: redis_py.Redis, *, name: str = "main", leave_pending: int
     round at once and play all but the last ``leave_pending`` matches."""
     fld = make_field(redis)
     fld.arena.ladders.create(fld.admin, name, games_per_pairing=games_per_pairing,
-                            games_per_match=games_per_match)
+                             games_per_match=games_per_match)
     for owner, bot, kind in bots:
         fld.add_bot(owner, bot, kind if kind in HOUSE else "greedy")
         fld.factories[f"{owner}/{bot}"] = KINDS[kind]

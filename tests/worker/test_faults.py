@@ -288,7 +288,7 @@ def test_hostile_bots_are_rejected_or_forfeit_with_the_right_reason_and_workers_
 
     # Hostile only against one opponent: they pass the smoke test and turn in the ladder.
     arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=8,
-                        decision_seconds=0.5)
+                         decision_seconds=0.5)
     good = field.submit("tess", "good", good_bot("good"))
     field.join("tess", "good", "main")
     hostile = {kind: field.submit("mal", kind, hostile_bot(kind, only_against="tess/good"))

@@ -148,7 +148,7 @@ def _hostile_source(name: str, values: dict[str, str]) -> bytes:
 
 def _play(field: ArenaField, ladder: str, versions: list[str]) -> None:
     field.arena.ladders.create(field.admin, ladder, games_per_pairing=2, games_per_match=2,
-                              decision_seconds=0.5)
+                               decision_seconds=0.5)
     for version in versions:
         found = field.arena.bots.version(version)
         field.join(found.bot.split("/", 1)[0], found.bot.split("/", 1)[1], ladder)

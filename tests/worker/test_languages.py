@@ -117,7 +117,7 @@ def test_a_bad_manifest_is_refused_at_upload(redis: redis_py.Redis, manifest: by
     field = make_field(redis)
     with pytest.raises(SubmissionRejected, match=error.replace("(", r"\(")) as caught:
         field.arena.bots.submit(field.user("ann"), "b", "b.zip",
-                               zip_of({"bot.toml": manifest, "bot.c": b"int main;"}))
+                                zip_of({"bot.toml": manifest, "bot.c": b"int main;"}))
     assert caught.value.problem == "bad_manifest"
     assert not field.arena.bots.all()  # nothing stored
 

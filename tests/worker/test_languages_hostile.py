@@ -161,7 +161,7 @@ def test_a_submitted_c_bot_that_fork_bombs_forfeits_and_the_worker_carries_on(
     context = JobContext(settings, Launcher(settings.sandbox_policy(), sandbox=SANDBOX), "t")
     field = make_field(redis)
     version = field.arena.bots.submit(field.user("eve"), "bomber", "b.zip",
-                                     buffer.getvalue()).id
+                                      buffer.getvalue()).id
     report = run_smoke_test(field.arena, version, context)
     assert report.outcome == "rejected", report
     assert "timeout" in report.reason, report.reason

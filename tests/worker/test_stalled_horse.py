@@ -43,7 +43,7 @@ def test_a_stopped_horse_is_killed_and_its_match_runs_again(redis: redis_py.Redi
     field = make_field(redis)
     arena = field.arena
     arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=8,
-                        decision_seconds=0.5, batch=1)
+                         decision_seconds=0.5, batch=1)
     for owner in ("ann", "bob"):  # ~38 decisions of 10 ms a game: a match of seconds
         arena.bots.activate(field.submit(owner, "slow", slow_bot(owner, 0.01)))
         field.join(owner, "slow", "main")

@@ -45,7 +45,7 @@ def test_a_test_reaches_its_verdict_on_the_workers_and_leaves_the_ladder_alone(
     arena = field.arena
     trials = Trials(arena)
     arena.ladders.create(field.admin, "main", games_per_pairing=4, games_per_match=2,
-                        decision_seconds=1.0)
+                         decision_seconds=1.0)
     trees(workers=2)
     base = field.submit("bob", "rando", good_bot("rando", "RandomBot"))
     mine = field.submit("alice", "greedy", good_bot("greedy", "GreedyBot"))

@@ -26,7 +26,7 @@ def test_a_full_round_robin_is_recorded_exactly_once_with_consistent_standings(
     field = make_field(redis)
     arena = field.arena
     arena.ladders.create(field.admin, "main", games_per_pairing=8, games_per_match=4,
-                        decision_seconds=1.0)
+                         decision_seconds=1.0)
     first = trees(workers=2)
     second = trees("--pin", "none", workers=1)  # a second machine, as far as Redis knows
     bases = ["GreedyBot", "RandomBot", "GreedyBot", "RandomBot"]

@@ -301,8 +301,8 @@ class _Bench:
 
         ladder = "bench"
         self.arena.ladders.create(self.admin, ladder, games_per_pairing=self.args.games_per_pairing,
-                                 games_per_match=self.games_per_match,
-                                 decision_seconds=self.args.decision_seconds)
+                                  games_per_match=self.games_per_match,
+                                  decision_seconds=self.args.decision_seconds)
         self.redis.hset(self.arena.keys.ladder(ladder), "secret", SECRET)
         matches = self.pairings * (self.args.games_per_pairing // self.games_per_match)
         before = worker_stats(self.redis)

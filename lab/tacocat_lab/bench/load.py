@@ -97,7 +97,7 @@ def run_load(redis_url: str, *, clients: int, seconds: float, procs: int = 0,
     admin = arena.users.authenticate(token)
     # About as long as the window on 2 workers under load, bounded all the same.
     arena.ladders.create(admin, LADDER, games_per_pairing=20 * max(2, round(seconds / 15)),
-                        games_per_match=20, decision_seconds=2.0)
+                         games_per_match=20, decision_seconds=2.0)
     for i in range(bots):
         arena.users.create(admin, f"owner{i}")
         user = arena.users.authenticate(arena.users.create_token(admin, f"owner{i}"))

@@ -93,7 +93,7 @@ def _full_ladder(arena: Arena, bots: int, rng: random.Random) -> list[str]:
     versions = []
     for i in range(bots):
         version = arena.bots.submit(admin, f"bot{i:04d}", "bot.py",
-                                   f"# {i}\nfrom tacocat.engine import Bot\n".encode())
+                                    f"# {i}\nfrom tacocat.engine import Bot\n".encode())
         arena.bots.activate(version.id)
         arena.ladders.join(admin, f"bot{i:04d}", LADDER)
         versions.append(version.id)

@@ -222,7 +222,7 @@ class _Run:
         assert token is not None
         admin = self.arena.users.authenticate(token)
         self.arena.ladders.create(admin, LADDER, games_per_pairing=self.args.games_per_pairing,
-                                 games_per_match=self.args.games_per_match)
+                                  games_per_match=self.args.games_per_match)
         # Fixed seed key: both orders deal the same matches (and so the same results).
         self.redis.hset(self.arena.keys.ladder(LADDER), "secret", SECRET)
         for number, name in enumerate(self.truth):

@@ -102,7 +102,7 @@ class Ladder:
         token = arena.users.bootstrap_admin() or self.cluster.admin_token()
         admin = arena.users.authenticate(token)
         arena.ladders.create(admin, LADDER, games_per_pairing=self.spec.games_per_pairing,
-                            games_per_match=self.spec.games_per_match, decision_seconds=2.0)
+                             games_per_match=self.spec.games_per_match, decision_seconds=2.0)
         users: list[User] = []
         for i in range(self.spec.bots):
             arena.users.create(admin, f"u{i}")
