@@ -8,7 +8,7 @@ than per seat, because the side is what ratings and standings talk about; each g
 the seat A sat in, so "forfeits by seat" can be told too.
 
 The worker builds a :class:`MatchResult` with :meth:`MatchResult.from_records` from the
-engine's replay records and hands it to the arena's ``record_match``. Aborted games (the
+engine's replay records and hands it to ``arena.matches.record``. Aborted games (the
 referee gave up on a game for reasons neither bot caused) are kept but not rated: they count
 in ``aborted``, not in wins, ties or losses.
 """

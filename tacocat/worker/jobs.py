@@ -20,7 +20,7 @@ A match job (:func:`play_match`, the body is :func:`run_match`):
 The worker process calls :func:`configure` once; the forked work horses inherit it. With
 metrics on, its :class:`JobContext` carries the process's
 :class:`~tacocat.worker.metrics.WorkerMetrics`: the jobs time every sandboxed decision
-(the seats' ``on_decision``) and the standings refit (``record_match``'s ``on_refit``).
+(the seats' ``on_decision``) and the standings refit (``arena.matches.record``'s ``on_refit``).
 """
 
 from __future__ import annotations

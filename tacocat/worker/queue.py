@@ -14,7 +14,7 @@ runs out), so "started" alone cannot tell a running match from a dead one. While
 runs, its worker holds a short **lease** (``{prefix}worker:lease:{match}``), renewed by the
 worker's main process every ``lease / 3`` seconds: :meth:`MatchQueue.job_alive` is "queued,
 or started with a live lease". A dead worker's match is seen as orphaned within one lease,
-and the dispatcher's ``requeue_orphans`` runs it again.
+and the dispatcher's ``arena.matches.requeue_orphans`` runs it again.
 
 **Counters** (``{prefix}worker:stats``, a hash of totals, safe from any number of processes
 and machines): jobs and their wall time as the RQ worker saw it, and inside the match jobs

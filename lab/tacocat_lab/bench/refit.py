@@ -2,7 +2,7 @@
 
 Starts an embedded Redis, enters ``--bots`` bots in one ladder and writes one played match
 per pairing straight into the ladder's counters (results drawn from known strengths; what
-``record_match`` would have left, without playing half a million matches first). Then, each
+``arena.matches.record`` would have left, without playing half a million matches first). Then, each
 ``--repeat`` times, median reported:
 
 - refit_cold_s: a refit that reads every pair's counters (the ``pairs`` hash: what every

@@ -5,7 +5,7 @@ activated (no smoke game: nothing runs a bot) and entered in one ladder; the rea
 creates the matches in its order, tops the queue up to ``--queue-depth``; ``--workers``
 threads take matches off the queue in order and record a result drawn from the bots' true
 strengths (each game an independent draw with the Elo model's expected score; duplicate
-pairs are not correlated and no replays are stored) through the real ``record_match``, which
+pairs are not correlated and no replays are stored) through the real ``arena.matches.record``, which
 refits the standings as a worker does (one refit at a time, through the lease). Halfway (see
 ``--entrant-at``) a new bot joins. The run ends when the round robin is complete or
 ``--max-matches`` are recorded (or, with ``--until-converged``, once every bot has converged
@@ -16,7 +16,7 @@ round-robin order (``round-robin``), and prints one JSON line on stdout: the con
 figures, with the round-robin run's under ``"round_robin"``. Progress goes to stderr.
 
 - matches_per_second: matches scheduled and recorded per second of the run, refits included;
-- record_p50_ms / record_p99_ms: one result's commit (``record_match`` minus its refit);
+- record_p50_ms / record_p99_ms: one result's commit (``arena.matches.record`` minus its refit);
 - refit_p50_s / refit_max_s: one standings refit (read counters, fit, store the snapshot);
 - redis_bytes_per_match: Redis memory growth per recorded match (no replays stored);
 - converged_at: recorded matches until every bot's true rating lies within its interval,
