@@ -91,9 +91,27 @@ def test_a_dead_redis_is_reported_as_unavailable(valkey_factory: ValkeyFactory) 
     server.kill()
     with pytest.raises(RedisUnavailable, match="Redis did not answer"):
         arena.ladders.all()
+    # Every area turns it into the one error, reads and writes alike.
+    for call in (lambda: arena.users.get("admin"), arena.bots.all,
+                 lambda: arena.matches.get("main.1.0123456789abcdef"),
+                 lambda: arena.live.matches("main"), lambda: arena.bots.reject("a/b@1", "crash")):
+        with pytest.raises(RedisUnavailable, match="Redis did not answer"):
+            call()
     server.start()
     assert arena.ladders.all() == []
     client.close()
+
+
+def test_every_public_area_method_reports_a_lost_redis_as_unavailable() -> None:
+    arena = Arena(redis_py.Redis())
+    areas = [arena.users, arena.bots, arena.ladders, arena.matches, arena.live]
+    unwrapped = [f"{type(area).__name__}.{name}" for area in areas
+                 for name, member in vars(type(area)).items()
+                 if callable(member) and not name.startswith("_")
+                 and not hasattr(member, "__wrapped__")]
+    assert unwrapped == []
+    assert sum(1 for area in areas for name in vars(type(area))
+               if not name.startswith("_")) >= 55  # the areas' whole API is counted
 
 
 def test_redis_killed_while_a_worker_records(valkey_factory: ValkeyFactory) -> None:
