@@ -317,7 +317,7 @@ def test_watchers_get_every_game_in_few_sends_and_the_replays_are_the_same_lines
         sends.append((len(lines), shown.games))
         assert len(arena.live.games(live_match)) == shown.games
 
-    monkeypatch.setattr(arena, "add_live_games", watched_send)
+    monkeypatch.setattr(arena.live, "add_games", watched_send)
     ticks = [0]
     tick = _LiveFeed.tick
 
