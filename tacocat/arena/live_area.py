@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from tacocat.engine import GameRecord
 from tacocat.models import Match
 
-from . import live, matches
+from . import live
 from ._area import Area, area
 from .ids import check_name
 from .live import LiveMatch
+from .matches import get_match
 
 
 @area
@@ -40,7 +41,7 @@ class LiveArea(Area):
 
     def match(self, match_id: str) -> tuple[Match, LiveMatch | None]:
         """A match, and how far it got if it is being played now."""
-        match = matches.get_match(self.redis, self.keys, match_id)
+        match = get_match(self.redis, self.keys, match_id)
         return match, live.live_match(self.redis, self.keys, match.ladder, match.id)
 
     def games(self, match: Match, start: int = 0) -> list[GameRecord]:
