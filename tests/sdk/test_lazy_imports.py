@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tacocat import sdk
-from tacocat.worker._mounts import _pythonpath
+from tacocat.worker.sandbox._mounts import _pythonpath
 
 SDK_INIT = Path(sdk.__file__)
 
