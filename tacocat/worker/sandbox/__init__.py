@@ -102,8 +102,7 @@ Its public names are all here; its modules are private:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import SandboxUnavailableError
 from ._bwrap import (
@@ -123,13 +122,12 @@ from ._policy import SandboxPolicy
 from ._seccomp import seccomp_program
 
 if TYPE_CHECKING:
-    from ._check import HostReport, check_host
+    from ._check import HostReport
 
 __all__ = [
     "BOT_DIR",
     "INSECURE_WARNING",
     "SANDBOX_TMP",
-    "HostReport",
     "SandboxPolicy",
     "SandboxStatus",
     "SandboxUnavailableError",
@@ -145,15 +143,12 @@ __all__ = [
     "use_sandbox",
 ]
 
-# Imported on first use (PEP 562): the host check is for ``tacocat worker --check`` and a
-# worker's start report, not for every ``import tacocat.worker``.
-_LAZY = {"HostReport": "._check", "check_host": "._check"}
 
+def check_host(policy: SandboxPolicy | None = None) -> HostReport:
+    """Look at everything the sandbox needs on this host (a second or so: it starts a real
+    sandboxed process at the end); the report says what is missing, each with its fix."""
+    # Imported here: the check is for ``tacocat worker --check`` and a worker's start report,
+    # not for every ``import tacocat.worker``.
+    from ._check import check_host as check  # noqa: PLC0415
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
+    return check(policy)
