@@ -246,7 +246,7 @@ class LocalArena:
         if self.args.insecure_no_sandbox:
             worker.append("--insecure-no-sandbox")
         else:
-            from tacocat.worker.check import check_host  # noqa: PLC0415 - the server extra
+            from tacocat.worker.sandbox import check_host  # noqa: PLC0415 - the server extra
 
             report = check_host()
             if not report.ready:

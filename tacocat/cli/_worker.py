@@ -195,7 +195,7 @@ def _policy(args: argparse.Namespace) -> SandboxPolicy:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from tacocat.worker.check import check_host  # noqa: PLC0415
+    from tacocat.worker.sandbox import check_host  # noqa: PLC0415
 
     report = check_host(_policy(args))
     print(f"tacocat worker --check: what this host gives the bot sandbox\n\n{report.table()}")
@@ -205,7 +205,7 @@ def _check(args: argparse.Namespace) -> int:
 def _sandbox_problem(args: argparse.Namespace, log: logging.Logger) -> str:
     """Empty if submitted bots can be sandboxed here; else the report's one-line summary,
     after printing the whole report once."""
-    from tacocat.worker.check import check_host  # noqa: PLC0415
+    from tacocat.worker.sandbox import check_host  # noqa: PLC0415
 
     report = check_host(_policy(args))
     if report.ready:

@@ -4,10 +4,9 @@
 - :mod:`~.jobs`: the RQ jobs, ``play_match(match_id)`` and ``smoke_test(version_id)``;
 - :mod:`~.match`: :class:`MatchPlayer`, one match between two long-lived bot processes;
 - :mod:`~.launch`: :class:`Launcher`, how bot processes start (sandbox, limits, core);
-- :mod:`~.sandbox`: the sandbox itself (bubblewrap, seccomp, rlimits, cgroup v1 or v2
-  bounds), with its parts in ``_policy``, ``_mounts``, ``_preexec``, ``_command``,
-  ``_seccomp``, ``_cgroups``, ``_confine``;
-- :mod:`~.check`: what this host gives the sandbox (``tacocat worker --check``);
+- :mod:`~.sandbox`: the sandbox sub-package (bubblewrap, seccomp, rlimits, cgroup v1 or v2
+  bounds) and what this host gives it (``tacocat worker --check``), one public face over
+  private modules;
 - :mod:`~.queue`: job ids, idempotent enqueuing, leases, the worker counters;
 - :mod:`~.dispatcher`: scheduling and orphan re-enqueue, one active per Redis;
 - :mod:`~.rqworker`, :mod:`~.pool`: the worker processes and ``tacocat worker``'s tree;

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from ._confine import _alive
+from .sandbox import pid_alive
 
 log = logging.getLogger("tacocat.worker")
 
@@ -58,7 +58,7 @@ def sweep_match_folders(root: str | Path | None = None) -> list[str]:
             if not entry.name.startswith(PREFIXES) or not entry.is_dir() or entry.is_symlink():
                 continue
             owner = _owner(entry.name)
-            if owner is not None and _alive(owner):
+            if owner is not None and pid_alive(owner):
                 continue
             # Older folders (no pid in the name) are dead horses' too once an hour old.
             if owner is None and time.time() - entry.stat().st_mtime < 3600:

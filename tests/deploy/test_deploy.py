@@ -21,8 +21,8 @@ import yaml
 
 from tacocat.cli import build_parser
 from tacocat.server.metrics import exported_metric_names
-from tacocat.worker._cgroups import V2_CONTROLLERS
 from tacocat.worker.metrics import WORKER_METRICS
+from tacocat.worker.sandbox._cgroups import V2_CONTROLLERS
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 K8S = DEPLOY / "k8s"

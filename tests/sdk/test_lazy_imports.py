@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tacocat import sdk
-from tacocat.worker._mounts import _pythonpath
+from tacocat.worker.sandbox._mounts import _pythonpath
 
 SDK_INIT = Path(sdk.__file__)
 
@@ -96,7 +96,7 @@ def test_the_host_entry_path_imports_neither_grpc_nor_what_it_does_not_need(
 
 
 # Without ``site``, as a worker starts its bots (``python -S``, the site-packages folders on
-# PYTHONPATH: worker/_mounts.py): then nothing at all imports these either.
+# PYTHONPATH: worker/sandbox/_mounts.py): then nothing at all imports these either.
 NOT_IN_HOST_WITHOUT_SITE = (
     "pathlib",  # with urllib.parse, fnmatch, ipaddress: 5 ms of every start
     "gzip",  # only the arena's stored records are gzipped

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.worker._cgroups import pids_base, tree_bases
 from tacocat.worker.sandbox import SandboxPolicy
+from tacocat.worker.sandbox._cgroups import pids_base, tree_bases
 
 from .sandbox_helpers import BOUNDS, POLICY, SECRET, Bots
 from .worker_helpers import Trees

@@ -17,8 +17,8 @@ import pytest
 
 from tacocat.engine import STANDARD, Fault, Reason, duplicate_pairs
 from tacocat.worker import BotSpec, Launcher, MatchPlayer
-from tacocat.worker._cgroups import cgroup_mode
 from tacocat.worker.sandbox import SandboxPolicy
+from tacocat.worker.sandbox._cgroups import cgroup_mode
 
 from .sandbox_helpers import STARTUP
 from .worker_helpers import good_bot, source

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from tacocat.arena import VersionStatus
 from tacocat.server.metrics import ArenaCollector, unsandboxed_workers
-from tacocat.worker.check import check_host
+from tacocat.worker.sandbox import check_host
 from tacocat_lab.chaos.procs import wait_for
 
 from .worker_helpers import Trees, good_bot, make_field, wait_decided

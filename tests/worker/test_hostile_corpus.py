@@ -27,8 +27,8 @@ import pytest
 import redis as redis_py
 
 from tacocat.engine import Fault, Reason
-from tacocat.worker._cgroups import pids_base
 from tacocat.worker.sandbox import SandboxPolicy
+from tacocat.worker.sandbox._cgroups import pids_base
 
 from .worker_helpers import (
     SANDBOX,

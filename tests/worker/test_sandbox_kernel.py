@@ -158,7 +158,7 @@ MOUNTS = """
 def _expected_mount_points() -> set[str]:
     """Where the sandbox mounts things: the system, each bound Python directory, the bot's
     copy, /proc and its read-only parts, /dev and its devices, /tmp, the stand-ins."""
-    from tacocat.worker._mounts import DEVICES, _visible_python_paths  # noqa: PLC0415
+    from tacocat.worker.sandbox._mounts import DEVICES, _visible_python_paths  # noqa: PLC0415
 
     points = {"/", "/usr", "/tmp", BOT_DIR, "/proc", "/proc/1/cmdline",
               "/proc/1/task/1/cmdline", "/dev", "/etc/ld.so.cache", "/etc/localtime",

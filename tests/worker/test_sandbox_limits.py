@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.worker import sandbox
 from tacocat.worker.sandbox import SandboxedCommand, SandboxPolicy, sandboxed_command
+from tacocat.worker.sandbox._bwrap import BWRAP_PROCESSES
 
 from .sandbox_helpers import (
     BOUNDS,
@@ -98,7 +98,7 @@ def test_fork_bomb_is_bounded_and_killed(bots: Bots, policy: SandboxPolicy) -> N
         assert 1 < len(running) <= policy.max_processes
         if cmd.cgroup is not None:
             current = int((cmd.cgroup / "pids.current").read_text())
-            assert current <= policy.max_processes + sandbox.BWRAP_PROCESSES
+            assert current <= policy.max_processes + BWRAP_PROCESSES
         assert set(cmd.pids()) >= set(running)
         if os.geteuid() == 0:  # as root every bot process runs as the slot's own uid
             assert cmd.uid is not None and cmd.uid > 0

@@ -42,7 +42,7 @@ def test_sandbox_is_available_here() -> None:
 
 def test_without_bwrap_the_sandbox_says_so_and_is_refused(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "_bwrap_path", lambda: None)
+    monkeypatch.setenv("TACOCAT_BWRAP", "/nonexistent/bwrap")  # no bubblewrap here
     sandbox.sandbox_status.cache_clear()
     try:
         status = sandbox.sandbox_status()

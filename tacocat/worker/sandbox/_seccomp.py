@@ -11,7 +11,7 @@ import platform
 import struct
 from dataclasses import dataclass
 
-from .errors import SandboxUnavailableError
+from ..errors import SandboxUnavailableError
 
 # struct sock_filter {u16 code; u8 jt; u8 jf; u32 k;}; struct seccomp_data {int nr;
 # u32 arch; u64 instruction_pointer; u64 args[6];}. Both supported ABIs are little-endian.

@@ -27,8 +27,8 @@ from typing import Final
 
 import tacocat
 
+from ..errors import SandboxUnavailableError
 from ._policy import SandboxPolicy
-from .errors import SandboxUnavailableError
 
 BOT_DIR = "/bot"
 """Where the bot's own directory appears inside the sandbox (read-only; the working dir)."""

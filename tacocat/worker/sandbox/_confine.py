@@ -3,7 +3,7 @@
 Part of the bot sandbox (:mod:`tacocat.worker.sandbox` has the threat model). RLIMIT_NPROC does
 not bind root, so as root a bot runs under an unprivileged uid leased per bot slot, which both
 bounds its process count and lets everything it started be found; its cgroups
-(:mod:`~tacocat.worker._cgroups`) are the other bound.
+(:mod:`~tacocat.worker.sandbox._cgroups`) are the other bound.
 """
 
 from __future__ import annotations
@@ -18,12 +18,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import SandboxUnavailableError
+from ..errors import SandboxUnavailableError
 
 if TYPE_CHECKING:
     from ._policy import SandboxPolicy
 
-def _alive(pid: int) -> bool:
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (a zombie, or another user's, counts): a stale
+    cgroup's or match folder's owner that is gone leaves them to be swept."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from tacocat.protocol.manifest import LANGUAGES
 
+from ._bwrap import _bwrap_path, sandbox_status
 from ._cgroups import cgroup_report
+from ._policy import SandboxPolicy
 from ._seccomp import ABIS
-from .sandbox import SandboxPolicy, _bwrap_path, sandbox_status
 
 _DELEGATE_FIX = {
     "v2": ("give the worker its own cgroup subtree: as root nothing is needed; as a systemd "

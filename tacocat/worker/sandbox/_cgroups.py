@@ -37,8 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
-from ._confine import _alive, _kill_until_gone
-from .errors import SandboxUnavailableError
+from ..errors import SandboxUnavailableError
+from ._confine import _kill_until_gone, pid_alive
 
 if TYPE_CHECKING:
     from ._policy import SandboxPolicy
@@ -395,7 +395,7 @@ def sweep_stale_cgroups(base: Path) -> None:
             owner, _, rest = child.name.partition("-")
             if not (owner.isdigit() and rest and child.is_dir()):
                 continue  # not a bot's: the worker's own groups, the workers leaf
-            if not _alive(int(owner)):
+            if not pid_alive(int(owner)):
                 with contextlib.suppress(OSError):
                     kill_cgroup(child, timeout=1.0)
                     child.rmdir()
