@@ -93,7 +93,11 @@ def _built(bots: Bots, marker: str) -> Path:
 def _run(bots: Bots, mode: str, policy: SandboxPolicy = POLICY) -> str:
     marker = f"hostile_{uuid.uuid4().hex[:12]}"
     folder = _built(bots, marker)
-    cmd = sandboxed_command(policy, folder, [f"{BOT_DIR}/{marker}", mode])
+    return _output(sandboxed_command(policy, folder, [f"{BOT_DIR}/{marker}", mode]), marker)
+
+
+def _output(cmd: SandboxedCommand, marker: str) -> str:
+    """What the sandboxed ``cmd`` printed, run to its end; nothing of it left running."""
     try:
         done = subprocess.run(stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
                               check=False, **cmd.popen_kwargs())
@@ -101,6 +105,29 @@ def _run(bots: Bots, mode: str, policy: SandboxPolicy = POLICY) -> str:
         cmd.close()
     assert not processes_with(marker), "processes left running after close()"
     return done.stdout.decode() + done.stderr.decode()
+
+
+def _bounded_then_killed(cmd: SandboxedCommand, marker: str, refusal: str,
+                         max_processes: int) -> None:
+    """A bomb's first line says the process bound refused it (``refusal``), it runs at most
+    ``max_processes`` processes (threads count against the bound too), and killing the
+    command leaves none of them."""
+    proc = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, **cmd.popen_kwargs())
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode()
+        assert line.startswith("bounded after") and refusal in line, line
+        running = processes_with(marker, bwrap=False)
+        assert 1 < len(running) <= max_processes, running
+        cmd.kill()
+        assert not processes_with(marker, bwrap=False)
+        assert not wait_until_gone(marker)
+    finally:
+        proc.kill()
+        proc.wait()
+        cmd.close()
+    assert not processes_with(marker)
 
 
 def test_a_c_memory_hog_hits_the_address_space_limit(bots: Bots) -> None:
@@ -118,22 +145,7 @@ def test_a_c_fork_bomb_is_bounded_and_killed(bots: Bots) -> None:
     folder = _built(bots, marker)
     policy = replace(POLICY, process_bound="auto")
     cmd = sandboxed_command(policy, folder, [f"{BOT_DIR}/{marker}", "fork"])
-    proc = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **cmd.popen_kwargs())
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().decode()
-        assert line.startswith("bounded after") and "errno 11" in line, line
-        running = processes_with(marker, bwrap=False)
-        assert 1 < len(running) <= policy.max_processes
-        cmd.kill()
-        assert not processes_with(marker, bwrap=False)
-        assert not wait_until_gone(marker)
-    finally:
-        proc.kill()
-        proc.wait()
-        cmd.close()
-    assert not processes_with(marker)
+    _bounded_then_killed(cmd, marker, "errno 11", policy.max_processes)
 
 
 def test_a_submitted_c_bot_that_fork_bombs_forfeits_and_the_worker_carries_on(
@@ -211,14 +223,7 @@ def _js(bots: Bots, marker: str, mode: str) -> SandboxedCommand:
 
 def _run_js(bots: Bots, mode: str) -> str:
     marker = f"hostile_{uuid.uuid4().hex[:12]}"
-    cmd = _js(bots, marker, mode)
-    try:
-        done = subprocess.run(stdin=subprocess.DEVNULL, capture_output=True, timeout=30,
-                              check=False, **cmd.popen_kwargs())
-    finally:
-        cmd.close()
-    assert not processes_with(marker), "processes left running after close()"
-    return done.stdout.decode() + done.stderr.decode()
+    return _output(_js(bots, marker, mode), marker)
 
 
 def test_a_javascript_memory_hog_is_refused_its_gigabyte(bots: Bots) -> None:
@@ -233,21 +238,4 @@ def test_a_javascript_bot_reaches_no_network(bots: Bots) -> None:
 
 def test_a_javascript_spawn_bomb_is_bounded_and_killed(bots: Bots) -> None:
     marker = f"bomb_{uuid.uuid4().hex[:12]}"
-    cmd = _js(bots, marker, "spawn")
-    proc = subprocess.Popen(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **cmd.popen_kwargs())
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().decode()
-        assert line.startswith("bounded after") and "EAGAIN" in line, line
-        running = processes_with(marker, bwrap=False)
-        # node's own threads count against the bound too: fewer processes than tasks
-        assert 1 < len(running) <= JS_POLICY.max_processes, running
-        cmd.kill()
-        assert not processes_with(marker, bwrap=False)
-        assert not wait_until_gone(marker)
-    finally:
-        proc.kill()
-        proc.wait()
-        cmd.close()
-    assert not processes_with(marker)
+    _bounded_then_killed(_js(bots, marker, "spawn"), marker, "EAGAIN", JS_POLICY.max_processes)
