@@ -15,6 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 _AMBIENT = ("TACOCAT_TOKEN", "TACOCAT_TOKEN_FILE", "TACOCAT_ADDRESS", "REDIS_URL")
 
 
+def as_foreground_job() -> None:
+    """A ``preexec_fn`` for a command a test stops with Ctrl-C: a run started in the
+    background of a non-interactive shell (``./dev test &``, some CI runners) has SIGINT
+    ignored, and a child would inherit that and rightly keep it; a user's command runs as a
+    terminal's foreground job, with SIGINT at its default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """This environment without any tacocat setting of whoever runs the tests."""
     env = {k: v for k, v in os.environ.items() if k not in _AMBIENT}

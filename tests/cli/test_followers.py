@@ -23,7 +23,7 @@ import redis as redis_py
 from tacocat.arena import Arena, User
 
 from ..arena.helpers import HOUSE, play
-from .helpers import clean_env
+from .helpers import as_foreground_job, clean_env
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -89,23 +89,11 @@ def serve(redis: redis_py.Redis, redis_url: str, tmp_path: Path) -> Iterator[Ser
         server.kill()
 
 
-@pytest.fixture(autouse=True)
-def _as_a_foreground_job() -> Iterator[None]:
-    """A test run started in the background of a non-interactive shell (`./dev test &`, some
-    CI runners) has SIGINT ignored, and a child inherits that: a follower would then rightly
-    ignore the Ctrl-C these tests send. A follower a user stops runs in a terminal's
-    foreground: start it with Python's own handler here, which exec resets to the default."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _follower(serve: Serve, *args: str) -> tuple[subprocess.Popen[str], Lines, Lines]:
     process = subprocess.Popen([sys.executable, "-m", "tacocat.cli", *args], cwd=serve.home,
                                env=clean_env(TACOCAT_ADDRESS=serve.address),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=as_foreground_job)  # noqa: PLW1509
     assert process.stdout is not None and process.stderr is not None
     return process, Lines(process.stdout), Lines(process.stderr)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import alive, clean_env, descendants
+from .helpers import alive, as_foreground_job, clean_env, descendants
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def test_javascript_and_c_bots_are_smoke_tested_play_the_ladder_and_get_rated(
     up = subprocess.Popen(
         [sys.executable, "-m", "tacocat.cli", "up", *TINY],
         cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+        text=True, preexec_fn=as_foreground_job)  # noqa: PLW1509
     assert up.stdout is not None
     lines: list[str] = []
     children: list[int] = []

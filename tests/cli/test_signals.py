@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import clean_env
+from .helpers import as_foreground_job, clean_env
 from .test_up import alive, descendants
 
 pytestmark = pytest.mark.slow
@@ -60,7 +60,7 @@ def test_a_signal_mid_run_leaves_no_process_behind(name: str, sig: int, tmp_path
     process = subprocess.Popen(
         [sys.executable, "-m", "tacocat.cli", *arguments], cwd=tmp_path, env=clean_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+        preexec_fn=as_foreground_job)  # noqa: PLW1509
     assert process.stdout is not None
     lines: list[str] = []
     seen = threading.Event()

@@ -19,7 +19,7 @@ import pytest
 from tacocat.cli import main
 from tacocat.sdk.arena import ArenaClient
 
-from .helpers import ArenaProcesses, clean_env, tacocat
+from .helpers import ArenaProcesses, as_foreground_job, clean_env, tacocat
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -115,7 +115,7 @@ def test_cancel_is_the_owners_and_bad_input_says_what_to_do(users: Users) -> Non
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               # A Ctrl-C must reach it even when the test runner was started
                               # with SIGINT ignored (a background job's children inherit that).
-                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+                              preexec_fn=as_foreground_job)  # noqa: PLW1509
     try:
         assert follow.stderr is not None
         first = follow.stderr.readline()

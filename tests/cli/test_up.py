@@ -16,7 +16,7 @@ import pytest
 
 from tacocat.engine import HOUSE_BOTS
 
-from .helpers import alive, clean_env, descendants, tacocat
+from .helpers import alive, as_foreground_job, clean_env, descendants, tacocat
 
 pytestmark = pytest.mark.slow
 
@@ -27,8 +27,7 @@ def test_up_plays_the_demo_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
     up = subprocess.Popen(
         [sys.executable, "-m", "tacocat.cli", "up", *TINY],
         cwd=tmp_path, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        # A Ctrl-C must reach it even when the test runner was started with SIGINT ignored.
-        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+        text=True, preexec_fn=as_foreground_job)  # noqa: PLW1509
     assert up.stdout is not None
     lines: list[str] = []
     try:
