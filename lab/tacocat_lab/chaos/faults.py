@@ -367,7 +367,9 @@ def _fill(path: Path) -> None:
     """Write zeros to ``path`` until its file system is full."""
     chunk = bytes(1 << 16)
     try:
-        opened = path.open("wb")
+        # Unbuffered: a buffered file would flush its partial last chunk again on close and
+        # raise ENOSPC there, after the loop below had taken "full" for the answer.
+        opened = path.open("wb", buffering=0)
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             raise
@@ -377,7 +379,6 @@ def _fill(path: Path) -> None:
         try:
             while True:
                 f.write(chunk)
-                f.flush()
         except OSError as exc:
             if exc.errno != errno.ENOSPC:
                 raise
