@@ -11,8 +11,7 @@ CLI tests all use them).
   teardown.
 
 ``./dev test`` spreads the suite over one process per core (pytest-xdist, ``--dist
-loadgroup``): :func:`pytest_collection_modifyitems` below says what runs together and what
-starts first.
+loadfile``): :func:`pytest_collection_modifyitems` below says what starts first.
 """
 
 from __future__ import annotations
@@ -98,23 +97,17 @@ def _restore_signal_handlers() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-# How the suite is spread over processes (pytest-xdist, `--dist loadgroup
+# How the suite is spread over processes (pytest-xdist, `--dist loadfile
 # --no-loadscope-reorder`, as ./dev test runs it): each module runs whole in one process, in
-# order (module fixtures, tests that build on each other), and a folder named here runs as
-# one group: the chaos hosts share bridges and subnets of the one machine, so two clusters
-# at once would race for them.
-_FOLDER_GROUPS = frozenset({"chaos"})
-# Groups handed out first, slowest first, so that no long one starts last and leaves the
+# order (module fixtures, tests that build on each other). Not `loadgroup`: with pytest 9
+# its groups never reach the scheduler (xdist writes them into `Item._nodeid`, which pytest 9
+# no longer reads), and every test was handed out alone. The chaos modules, whose hosts share
+# bridges and subnets of the one machine, take turns through a lock (tests/chaos/conftest.py).
+# Modules handed out first, slowest first, so that no long one starts last and leaves the
 # other cores idle at the end: the cgroup-v2 VM (minutes of QEMU, one test), then the long
 # integration folders. The rest follow in collection order.
 _FIRST = ("tests/hosts/", "tests/chaos/", "tests/web/test_owner_logs.py",
           "tests/server/test_load.py", "tests/test_readme.py")
-
-
-def _group(nodeid: str) -> str:
-    module = nodeid.split("::", maxsplit=1)[0]
-    folders = module.split("/")[:-1]
-    return next((folder for folder in folders if folder in _FOLDER_GROUPS), module)
 
 
 def _rank(item: pytest.Item) -> int:
@@ -125,5 +118,3 @@ def _rank(item: pytest.Item) -> int:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # A stable sort by a rank that is the same for a whole module keeps each module together.
     items.sort(key=_rank)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))

@@ -8,6 +8,7 @@ a skipped chaos suite would look like a passed one.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +22,18 @@ from tacocat_lab.chaos.ladder import LadderSpec
 from ..worker.worker_helpers import SANDBOX
 
 ClusterFactory = Callable[..., Cluster]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_chaos_module_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The hosts of every cluster share the machine's bridges and subnets, so two chaos
+    modules must not run at once when the suite is spread over processes (./dev test): each
+    takes this lock, in the run's temporary root that all the processes share."""
+    root = tmp_path_factory.getbasetemp()
+    shared = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+    with (shared / "chaos.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture
